@@ -1,0 +1,35 @@
+# Two commands: `make demo` and `make test`. Each sets up .venv when it is missing.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test lint unit bench install clean
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+	$(BIN)/python -m pip install --quiet -e '.[dev,bench]'
+	touch $(STAMP)
+
+install: $(STAMP)
+	bash scripts/install_npm_tools.sh
+
+demo: install
+	$(BIN)/python examples/demo.py
+
+lint: install
+	$(BIN)/ruff check src tests examples bench
+	$(BIN)/ruff format --check src tests examples bench
+	$(BIN)/mypy --strict src
+
+unit: install
+	$(BIN)/python -m pytest -q
+
+test: lint unit
+
+bench: install
+	$(BIN)/python bench/native_dispatch.py
+
+clean:
+	rm -rf $(VENV) .npm-tools

@@ -1,0 +1,148 @@
+"""Tool-call arguments: accepted shapes, and feedback the model can act on when they are wrong.
+
+Every row family uses this one module, so a bad argument reads the same whether the
+row is a Python function, a dynamic tool or an MCP server's tool.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import pydantic
+
+from .errors import ErrorKind, ToolExecutionError
+
+_NULLISH = frozenset({"", "null"})
+
+
+def is_empty_arguments(text: str) -> bool:
+    """Whether JSON text means "no arguments" (empty, blank or ``null``)."""
+    return len(text) < 8 and text.strip() in _NULLISH
+
+
+def _json_type_name(value: object) -> str:
+    match value:
+        case list():
+            return "an array"
+        case str():
+            return "a string"
+        case bool():
+            return "a boolean"
+        case int() | float():
+            return "a number"
+        case None:
+            return "null"
+    return type(value).__name__
+
+
+def invalid_arguments(tool: str, detail: str, parameters: Mapping[str, Any] | None) -> ToolExecutionError:
+    """The ``invalid_arguments`` error for ``tool``, naming what was wrong and what is expected."""
+    text = f"Invalid arguments for tool {tool!r}: {detail}"
+    if parameters is not None:
+        text += f" Expected parameters: {describe_parameters(parameters)}."
+    return ToolExecutionError(text, kind=ErrorKind.INVALID_ARGUMENTS)
+
+
+def not_an_object(tool: str, value: object, parameters: Mapping[str, Any] | None) -> ToolExecutionError:
+    """The error for arguments that are valid JSON but not an object."""
+    return invalid_arguments(
+        tool,
+        f"arguments must be a JSON object of named parameters, got {_json_type_name(value)}.",
+        parameters,
+    )
+
+
+def parse_object(tool: str, arguments: str | Mapping[str, Any] | None, parameters: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Arguments as a dict: JSON text, a mapping or None (``{}``); anything else is an error.
+
+    Raises:
+        ToolExecutionError: kind ``invalid_arguments``, for malformed JSON or a non-object.
+    """
+    if arguments is None:
+        return {}
+    if isinstance(arguments, str):
+        if is_empty_arguments(arguments):
+            return {}
+        try:
+            value = json.loads(arguments)
+        except json.JSONDecodeError as exc:
+            raise invalid_arguments(
+                tool, f"arguments are not valid JSON ({exc.msg} at position {exc.pos}).", parameters
+            ) from None
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise not_an_object(tool, value, parameters)
+        return value
+    if isinstance(arguments, Mapping):
+        return dict(arguments)
+    raise not_an_object(tool, arguments, parameters)
+
+
+def _path(loc: tuple[int | str, ...]) -> str:
+    text = ""
+    for part in loc:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            text += f".{part}" if text else str(part)
+    return text or "(arguments)"
+
+
+def from_validation_error(
+    tool: str,
+    exc: pydantic.ValidationError,
+    arguments: object,
+    parameters: Mapping[str, Any],
+) -> ToolExecutionError:
+    """Condense pydantic's errors into one line per problem, in the model's terms."""
+    problems: list[str] = []
+    for error in exc.errors(include_url=False, include_input=False):
+        kind = error["type"]
+        loc = tuple(error["loc"])
+        if kind == "json_invalid":
+            return invalid_arguments(tool, f"arguments are not valid JSON ({error['msg'][14:]}).", parameters)
+        if not loc and kind in ("model_type", "dict_type", "model_attributes_type"):
+            value = json.loads(arguments) if isinstance(arguments, str) else arguments
+            return not_an_object(tool, value, parameters)
+        path = _path(loc)
+        if kind == "missing":
+            problems.append(f"{path}: missing required field")
+        elif kind == "extra_forbidden":
+            problems.append(f"{path}: unknown field")
+        else:
+            problems.append(f"{path}: {error['msg']}")
+    return invalid_arguments(tool, "; ".join(problems) + ".", parameters)
+
+
+def _type_of(schema: Mapping[str, Any]) -> str:
+    if "type" in schema:
+        kind = schema["type"]
+        if kind == "array" and isinstance(schema.get("items"), Mapping):
+            return f"array of {_type_of(schema['items'])}"
+        return "/".join(kind) if isinstance(kind, list) else str(kind)
+    if "enum" in schema:
+        return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
+    if "const" in schema:
+        return json.dumps(schema["const"])
+    if "$ref" in schema:
+        return str(schema["$ref"]).rsplit("/", 1)[-1]
+    for key in ("anyOf", "oneOf"):
+        if key in schema:
+            return " or ".join(_type_of(option) for option in schema[key])
+    return "any"
+
+
+def describe_parameters(parameters: Mapping[str, Any]) -> str:
+    """A one-line summary of an object schema: ``a (integer, required), b (string)``."""
+    properties = parameters.get("properties") or {}
+    if not properties:
+        return "none"
+    required = set(parameters.get("required") or ())
+    parts = []
+    for name, schema in properties.items():
+        flag = ", required" if name in required else ""
+        parts.append(f"{name} ({_type_of(schema) if isinstance(schema, Mapping) else 'any'}{flag})")
+    return ", ".join(parts)

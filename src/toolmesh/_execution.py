@@ -1,0 +1,170 @@
+"""Running one call of one row: timeout, error mapping, tracing, the result.
+
+The hot path of toolmesh. It pays only for what is configured: a timeout scope only
+when a timeout is set, a span only when a real OpenTelemetry tracer provider is
+installed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from time import perf_counter
+from types import MappingProxyType
+from typing import Any, TypeVar
+
+import anyio
+from opentelemetry import trace
+
+from .context import ToolContext
+from .entries import Entry
+from .errors import ErrorKind, ToolExecutionError
+from .output import OutputConversionError, ToolOutput
+from .result import Disposition, ToolResult
+
+logger = logging.getLogger("toolmesh")
+
+X = TypeVar("X")
+_EMPTY: Mapping[str, Any] = MappingProxyType({})
+_NO_TRACING = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+
+
+@dataclass(frozen=True, slots=True)
+class DispatchSettings:
+    """Registry-wide defaults for running calls."""
+
+    show_error_details: bool = False
+    """Show unexpected exceptions' text to the model."""
+    default_timeout: float | None = None
+    """Seconds any call may take, unless the row or the call says otherwise."""
+    tracer_provider: trace.TracerProvider | None = None
+    """Where spans go; the global provider when None."""
+
+    def tracer(self) -> trace.Tracer | None:
+        """A tracer when a real provider is installed; None means "do not trace"."""
+        provider = self.tracer_provider or trace.get_tracer_provider()
+        if isinstance(provider, _NO_TRACING):
+            return None
+        return provider.get_tracer("toolmesh")
+
+
+def unexpected_error(row: Entry, exc: Exception, settings: DispatchSettings) -> ToolExecutionError:
+    """Wrap an exception the tool did not raise on purpose: detail for the operator only."""
+    if isinstance(exc, OutputConversionError):
+        message = f"tool {row.name!r} returned a value with no output form: {exc}"
+    else:
+        message = f"tool {row.name!r} raised {type(exc).__name__}: {exc}"
+    show = row.show_error_details if row.show_error_details is not None else settings.show_error_details
+    feedback = f"{type(exc).__name__}: {exc}" if show else None
+    error = ToolExecutionError(message, kind=ErrorKind.INTERNAL, cause=exc)
+    logger.error("%s", message, exc_info=exc)
+    return error if feedback is None else error.with_model_feedback(feedback)
+
+
+def _timeout_error(row: Entry, seconds: float) -> ToolExecutionError:
+    return ToolExecutionError(
+        f"tool {row.name!r} did not finish within {seconds:g}s",
+        kind=ErrorKind.TIMEOUT,
+        model_feedback=f"The tool {row.name!r} did not finish within {seconds:g} seconds. You may try again.",
+    )
+
+
+async def guarded(
+    row: Entry,
+    ctx: ToolContext[Any],
+    settings: DispatchSettings,
+    call: Callable[..., Awaitable[X]],
+    *args: Any,
+) -> X:
+    """Await ``call(*args)`` under the call's timeout; every failure becomes ToolExecutionError.
+
+    Cancellation of the awaiting task is never caught: it propagates to the caller.
+
+    Raises:
+        ToolExecutionError: for anything the call did wrong.
+    """
+    timeout = ctx.timeout if ctx.timeout is not None else row.timeout
+    if timeout is None:
+        timeout = settings.default_timeout
+    try:
+        if timeout is None:
+            return await call(*args)
+        with anyio.move_on_after(timeout) as scope:
+            return await call(*args)
+        # reached only when the scope's deadline cancelled the call
+        raise _timeout_error(row, timeout)
+    except ToolExecutionError:
+        raise
+    except Exception as exc:
+        raise unexpected_error(row, exc, settings) from exc
+
+
+async def execute(
+    row: Entry,
+    arguments: str | Mapping[str, Any] | None,
+    ctx: ToolContext[Any] | None,
+    settings: DispatchSettings,
+) -> ToolResult:
+    """Dispatch one call to ``row`` and describe what happened; raises only on cancellation."""
+    call_ctx = ToolContext(tool_name=row.name) if ctx is None else ctx.fork(row.name)
+    tracer = settings.tracer()
+    if tracer is None:
+        return await _execute(row, arguments, call_ctx, settings)
+    with open_span(tracer, row, call_ctx) as span:
+        result = await _execute(row, arguments, call_ctx, settings)
+        record_outcome(span, result.disposition, result.error)
+        return result
+
+
+def open_span(tracer: trace.Tracer, row: Entry, ctx: ToolContext[Any]) -> Any:
+    """The ``execute_tool {name}`` span of one call (OpenTelemetry GenAI conventions)."""
+    return tracer.start_as_current_span(
+        f"execute_tool {row.name}",
+        kind=trace.SpanKind.INTERNAL,
+        attributes={
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": row.name,
+            "gen_ai.tool.call.id": ctx.call_id,
+            "toolmesh.row.kind": row.kind,
+        },
+        record_exception=False,
+    )
+
+
+def record_outcome(span: trace.Span, disposition: Disposition, error: ToolExecutionError | None) -> None:
+    """Put a call's disposition (and error kind) on its span."""
+    span.set_attribute("toolmesh.disposition", disposition.value)
+    if error is not None:
+        span.set_attribute("error.type", error.kind.value)
+        span.set_status(trace.StatusCode.ERROR, error.kind.value)
+
+
+async def _execute(
+    row: Entry, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any], settings: DispatchSettings
+) -> ToolResult:
+    start = perf_counter()
+    try:
+        output: ToolOutput = await guarded(row, ctx, settings, row.invoke, arguments, ctx)
+    except ToolExecutionError as error:
+        if error.kind is not ErrorKind.INTERNAL:
+            logger.info("tool %r failed (%s): %s", row.name, error.kind.value, error.message)
+        return ToolResult.failure(
+            ctx.call_id,
+            row.name,
+            row.kind,
+            error,
+            metadata=ctx.metadata or _EMPTY,
+            duration=perf_counter() - start,
+        )
+    return ToolResult(
+        ctx.call_id,
+        row.name,
+        row.kind,
+        Disposition.SUCCEEDED,
+        output,
+        output,
+        None,
+        ctx.metadata or _EMPTY,
+        perf_counter() - start,
+    )

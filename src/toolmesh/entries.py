@@ -1,0 +1,231 @@
+"""The typed rows of a registry: NativeEntry, McpEntry, DynamicEntry, HostedEntry.
+
+Every row has ``name``, ``definition`` and ``capabilities``, and knows how to run a
+call (``invoke``). Hosts tell the families apart with ``match``/``isinstance``; the
+caller of ``dispatch`` never chooses the family.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol, TypeAlias
+
+import jsonschema
+import jsonschema.exceptions
+
+from . import _arguments
+from .capabilities import ToolCapabilities
+from .context import ToolContext
+from .definition import ToolDefinition
+from .errors import ConfigurationError, ErrorKind, ToolExecutionError
+from .output import ToolOutput, to_output
+
+if TYPE_CHECKING:
+    import mcp_types
+
+    from .native import NativeTool
+
+__all__ = ["DynamicEntry", "Entry", "HostedEntry", "McpEntry", "NativeEntry"]
+
+DynamicHandler: TypeAlias = Callable[..., Awaitable[Any]]
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class NativeEntry:
+    """A Python function registered as a tool."""
+
+    kind: ClassVar[str] = "native"
+    name: str
+    """The model-visible name."""
+    definition: ToolDefinition
+    """What the model sees."""
+    capabilities: ToolCapabilities
+    """Host-only facts."""
+    tool: NativeTool[..., Any]
+    """The decorated function (its ``fn`` is the original)."""
+    timeout: float | None = None
+    """Seconds a call may take (the call's context may override it)."""
+    show_error_details: bool | None = None
+    """Show unexpected exceptions' text to the model (None: the registry decides)."""
+
+    @property
+    def function(self) -> Callable[..., Any]:
+        """The original Python callable."""
+        return self.tool.fn
+
+    @property
+    def args_model(self) -> type[Any]:
+        """The pydantic model that validates the arguments."""
+        return self.tool.args_model
+
+    async def invoke(self, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
+        """Validate the arguments, run the function, convert what it returns."""
+        return to_output(await self.tool.run(self.tool.validate(arguments), ctx))
+
+    def __repr__(self) -> str:
+        return f"NativeEntry(name={self.name!r}, function={getattr(self.tool.fn, '__qualname__', '?')!r})"
+
+
+class DynamicSchemaError(ConfigurationError):
+    """A dynamic tool's JSON Schema is not a valid object schema."""
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class DynamicEntry:
+    """A tool defined at run time: a JSON Schema and an async handler taking a dict."""
+
+    kind: ClassVar[str] = "dynamic"
+    name: str
+    definition: ToolDefinition
+    capabilities: ToolCapabilities
+    handler: DynamicHandler
+    """``await handler(arguments)`` or ``await handler(arguments, ctx)``."""
+    timeout: float | None = None
+    show_error_details: bool | None = None
+    _validator: Any = field(default=None, compare=False)
+    _takes_context: bool = field(default=False, compare=False)
+
+    @classmethod
+    def create(
+        cls,
+        name: str,
+        schema: Mapping[str, Any],
+        handler: DynamicHandler,
+        *,
+        description: str = "",
+        capabilities: ToolCapabilities | None = None,
+        timeout: float | None = None,
+        show_error_details: bool | None = None,
+    ) -> DynamicEntry:
+        """Check the schema and the handler once, and build the row.
+
+        Raises:
+            ConfigurationError: for a schema that is not a valid JSON Schema of an object,
+                or a handler that is not an async function of one or two parameters.
+        """
+        if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
+            raise DynamicSchemaError(
+                f"dynamic tool {name!r}: its schema must be a JSON Schema object with "
+                f'"type": "object", got {schema!r:.80}'
+            )
+        validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
+        try:
+            validator_class.check_schema(schema)
+        except jsonschema.exceptions.SchemaError as exc:
+            raise DynamicSchemaError(
+                f"dynamic tool {name!r}: invalid JSON Schema at {'/'.join(map(str, exc.path)) or 'the root'}: "
+                f"{exc.message}"
+            ) from None
+        if not inspect.iscoroutinefunction(handler) and not inspect.iscoroutinefunction(
+            getattr(handler, "__call__", None)  # noqa: B004
+        ):
+            raise ConfigurationError(f"dynamic tool {name!r}: the handler must be an async function")
+        try:
+            arity = len(inspect.signature(handler).parameters)
+        except (TypeError, ValueError):
+            arity = 1
+        if arity not in (1, 2):
+            raise ConfigurationError(
+                f"dynamic tool {name!r}: the handler takes {arity} parameters; it must take "
+                "(arguments) or (arguments, ctx)"
+            )
+        params = dict(schema)
+        params.setdefault("type", "object")
+        params.setdefault("properties", {})
+        return cls(
+            name,
+            ToolDefinition(name, description, params, (capabilities or ToolCapabilities()).output_schema),
+            capabilities or ToolCapabilities(),
+            handler,
+            timeout,
+            show_error_details,
+            validator_class(params),
+            arity == 2,
+        )
+
+    async def invoke(self, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
+        """Parse and validate the arguments against the schema, run the handler."""
+        params = self.definition.parameters
+        data = _arguments.parse_object(self.name, arguments, params)
+        problems = [
+            f"{'.'.join(map(str, error.absolute_path)) or '(arguments)'}: {error.message}"
+            for error in self._validator.iter_errors(data)
+        ]
+        if problems:
+            raise _arguments.invalid_arguments(self.name, "; ".join(problems) + ".", params)
+        value = await (self.handler(data, ctx) if self._takes_context else self.handler(data))
+        return to_output(value)
+
+    def __repr__(self) -> str:
+        return f"DynamicEntry(name={self.name!r})"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class HostedEntry:
+    """A provider-executed tool (web search, code execution): advertised, never run locally."""
+
+    kind: ClassVar[str] = "hosted"
+    name: str
+    definition: ToolDefinition
+    capabilities: ToolCapabilities
+    provider_tool: Mapping[str, Any]
+    """The provider's own declaration, e.g. ``{"type": "web_search"}``."""
+    provider: str | None = None
+    """Which provider runs it (``openai``, ``anthropic``, ``gemini``), if specific."""
+    timeout: float | None = None
+    show_error_details: bool | None = None
+
+    async def invoke(self, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
+        """Hosted tools run at the provider; a local call is a not-found error."""
+        raise ToolExecutionError(
+            f"tool {self.name!r} is hosted by the provider and cannot be dispatched locally; "
+            "the provider runs it and returns its result in the model's response",
+            kind=ErrorKind.NOT_FOUND,
+            model_feedback=f"The tool {self.name!r} is not available to call here.",
+        )
+
+    def __repr__(self) -> str:
+        return f"HostedEntry(name={self.name!r}, provider={self.provider!r})"
+
+
+class McpCaller(Protocol):
+    """What an McpEntry needs of its server's connection."""
+
+    async def call_tool(
+        self, entry: McpEntry, arguments: dict[str, Any] | None, ctx: ToolContext[Any]
+    ) -> ToolOutput: ...
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class McpEntry:
+    """A tool of an MCP server: called on that server under its own (wire) name."""
+
+    kind: ClassVar[str] = "mcp"
+    name: str
+    """The model-visible name (an alias of ``wire_name``)."""
+    definition: ToolDefinition
+    capabilities: ToolCapabilities
+    server: str
+    """The server's label."""
+    wire_name: str
+    """The server's own tool name, always the one sent in ``tools/call``."""
+    tool: mcp_types.Tool
+    """The tool as discovered."""
+    caller: McpCaller = field(compare=False)
+    """The server's connection."""
+    timeout: float | None = None
+    show_error_details: bool | None = None
+
+    async def invoke(self, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
+        """Send ``tools/call`` with the wire name; arrays and scalars never reach the wire."""
+        data = _arguments.parse_object(self.name, arguments, self.definition.parameters)
+        return await self.caller.call_tool(self, data or None, ctx)
+
+    def __repr__(self) -> str:
+        return f"McpEntry(name={self.name!r}, server={self.server!r}, wire_name={self.wire_name!r})"
+
+
+Entry: TypeAlias = NativeEntry | McpEntry | DynamicEntry | HostedEntry
+"""Any row of a registry."""

@@ -1,0 +1,216 @@
+"""Errors toolmesh raises or returns.
+
+The hierarchy::
+
+    ToolmeshError                      every error toolmesh raises
+    ├── ConfigurationError             a bad spec, found at register/connect time
+    │   ├── NameCollisionError         two rows want one model-visible name
+    │   └── ServerConnectionError      an MCP server could not be connected or listed
+    ├── ToolNotFoundError (KeyError)   a name that is not in the registry
+    └── ToolExecutionError             one tool call went wrong (carried on ToolResult.error)
+
+``ToolExecutionError`` is the only error a tool call produces. ``dispatch`` returns
+it on a failed ``ToolResult`` instead of raising; ``raise_for_error()`` and
+``dispatch_native`` raise it.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+from enum import StrEnum
+from typing import Any
+
+__all__ = [
+    "ConfigurationError",
+    "ErrorKind",
+    "NameCollisionError",
+    "ServerConnectionError",
+    "ToolExecutionError",
+    "ToolNotFoundError",
+    "ToolmeshError",
+]
+
+
+class ErrorKind(StrEnum):
+    """Why a tool call failed; decides retryability and the default model text."""
+
+    INVALID_ARGUMENTS = "invalid_arguments"
+    NOT_FOUND = "not_found"
+    PERMISSION_DENIED = "permission_denied"
+    REFUSED = "refused"
+    TIMEOUT = "timeout"
+    CANCELLED = "cancelled"
+    UNAVAILABLE = "unavailable"
+    UPSTREAM_ERROR = "upstream_error"
+    RATE_LIMITED = "rate_limited"
+    INTERNAL = "internal"
+
+    @property
+    def retryable(self) -> bool:
+        """Whether a call that failed this way may succeed if tried again unchanged."""
+        return self in _RETRYABLE
+
+    @property
+    def default_feedback(self) -> str:
+        """What the model is shown when the detail of the failure is withheld."""
+        return _DEFAULT_FEEDBACK[self]
+
+
+_RETRYABLE = frozenset({ErrorKind.TIMEOUT, ErrorKind.UNAVAILABLE, ErrorKind.RATE_LIMITED})
+
+_DEFAULT_FEEDBACK: dict[ErrorKind, str] = {
+    ErrorKind.INVALID_ARGUMENTS: "The arguments were not valid for this tool.",
+    ErrorKind.NOT_FOUND: "There is no tool by that name.",
+    ErrorKind.PERMISSION_DENIED: "Permission to use this tool was denied.",
+    ErrorKind.REFUSED: "The call was refused.",
+    ErrorKind.TIMEOUT: "The tool did not finish in time. You may try again.",
+    ErrorKind.CANCELLED: "The call was cancelled.",
+    ErrorKind.UNAVAILABLE: "The tool is unavailable right now. You may try again later.",
+    ErrorKind.UPSTREAM_ERROR: "The service behind this tool reported an error.",
+    ErrorKind.RATE_LIMITED: "The tool is rate limited. Wait before trying again.",
+    ErrorKind.INTERNAL: "The tool failed with an internal error.",
+}
+
+
+class ToolmeshError(Exception):
+    """Base class of every error toolmesh raises."""
+
+
+class ConfigurationError(ToolmeshError):
+    """A tool, server spec or option is wrong; raised at registration or connect time."""
+
+
+class NameCollisionError(ConfigurationError):
+    """Two rows claim the same model-visible name; the registry is left unchanged."""
+
+    def __init__(self, name: str, existing: str, incoming: str, hint: str | None = None) -> None:
+        self.name = name
+        self.existing = existing
+        self.incoming = incoming
+        fix = hint or (
+            "Register it under another name, pass replace=True to replace the existing row, "
+            "or give one of them an alias."
+        )
+        super().__init__(
+            f"Tool name {name!r} is already taken by {existing}; cannot add {incoming}. {fix}"
+        )
+
+
+class ServerConnectionError(ConfigurationError):
+    """An MCP server could not be started, connected or listed."""
+
+    def __init__(self, server: str, message: str) -> None:
+        self.server = server
+        super().__init__(f"MCP server {server!r}: {message}")
+
+
+class ToolNotFoundError(ToolmeshError, KeyError):
+    """A name that no row of the registry (or snapshot) has."""
+
+    def __init__(self, name: str, known: Iterable[str] = ()) -> None:
+        self.name = name
+        self.suggestions = tuple(difflib.get_close_matches(name, list(known), n=3, cutoff=0.6))
+        super().__init__(_not_found_text(name, self.suggestions))
+
+    def __str__(self) -> str:
+        return str(self.args[0])
+
+
+def _not_found_text(name: str, suggestions: tuple[str, ...]) -> str:
+    text = f"Unknown tool {name!r}."
+    if suggestions:
+        text += " Did you mean " + " or ".join(repr(s) for s in suggestions) + "?"
+    return text
+
+
+_UNSET: Any = object()
+
+
+class ToolExecutionError(ToolmeshError):
+    """One tool call failed.
+
+    Raise it from a tool to fail on purpose: its message is then shown to the model so
+    the model can correct itself. Any other exception a tool raises is wrapped in one of
+    kind ``internal`` whose ``model_feedback`` withholds the detail.
+
+    Attributes:
+        kind: Why the call failed.
+        message: The text for the operator (logs, ``str(err)``).
+        retryable: Whether retrying unchanged may succeed; defaults from ``kind``.
+        code: An optional machine-readable code (e.g. a JSON-RPC error code).
+        http_status: An optional HTTP status, when the failure came over HTTP.
+        model_feedback: The text the model is shown.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        kind: ErrorKind = ErrorKind.INTERNAL,
+        retryable: bool | None = None,
+        code: int | str | None = None,
+        http_status: int | None = None,
+        model_feedback: str | None = None,
+        cause: BaseException | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.kind = ErrorKind(kind)
+        self.message = message
+        self.retryable = self.kind.retryable if retryable is None else retryable
+        self.code = code
+        self.http_status = http_status
+        self.model_feedback = message if model_feedback is None else model_feedback
+        if cause is not None:
+            self.__cause__ = cause
+
+    def _copy(self, model_feedback: str) -> ToolExecutionError:
+        clone = ToolExecutionError(
+            self.message,
+            kind=self.kind,
+            retryable=self.retryable,
+            code=self.code,
+            http_status=self.http_status,
+            model_feedback=model_feedback,
+        )
+        clone.__cause__ = self.__cause__
+        clone.__traceback__ = self.__traceback__
+        return clone
+
+    def redact_model_feedback(self) -> ToolExecutionError:
+        """A copy whose model feedback is only the default text of its kind."""
+        return self._copy(self.kind.default_feedback)
+
+    def with_model_feedback(self, text: str) -> ToolExecutionError:
+        """A copy that shows ``text`` to the model instead."""
+        return self._copy(text)
+
+    def __repr__(self) -> str:
+        return (
+            f"ToolExecutionError(kind={self.kind.value!r}, retryable={self.retryable!r}, "
+            f"code={self.code!r}, http_status={self.http_status!r})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (
+            _rebuild_error,
+            (self.message, self.kind, self.retryable, self.code, self.http_status, self.model_feedback),
+        )
+
+
+def _rebuild_error(
+    message: str,
+    kind: ErrorKind,
+    retryable: bool,
+    code: int | str | None,
+    http_status: int | None,
+    model_feedback: str,
+) -> ToolExecutionError:
+    return ToolExecutionError(
+        message,
+        kind=kind,
+        retryable=retryable,
+        code=code,
+        http_status=http_status,
+        model_feedback=model_feedback,
+    )

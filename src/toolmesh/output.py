@@ -1,0 +1,262 @@
+"""Content blocks and ToolOutput, and the rule that turns return values into output.
+
+The rule (``to_output``), in order:
+
+* a ``ToolOutput`` is kept as it is; one content block becomes a one-block output;
+* a list or tuple holding at least one content block keeps every block in order, and
+  each other item is converted by this same rule;
+* ``str`` is text, and is never parsed as JSON even when it looks like JSON;
+* ``bytes`` are refused: bytes need a MIME type, so return ``Image``/``Audio``/
+  ``EmbeddedResource`` instead;
+* everything else that pydantic can serialise to JSON (dict, list, number, bool,
+  None, pydantic models, dataclasses, dates, ...) is one JSON block.
+"""
+
+from __future__ import annotations
+
+import base64
+import dataclasses
+import json
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, ClassVar, TypeAlias
+
+import pydantic
+import pydantic_core
+
+__all__ = [
+    "Audio",
+    "ContentBlock",
+    "EmbeddedResource",
+    "Image",
+    "Json",
+    "ResourceLink",
+    "Text",
+    "ToolOutput",
+    "to_output",
+]
+
+
+@dataclass(frozen=True, slots=True)
+class Text:
+    """Plain text."""
+
+    type: ClassVar[str] = "text"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Json:
+    """A JSON value (structured output)."""
+
+    type: ClassVar[str] = "json"
+    value: Any
+
+
+def _check_binary(kind: str, data: object, mime_type: object) -> None:
+    if not isinstance(data, bytes | bytearray):
+        raise TypeError(f"{kind}.data must be bytes, got {type(data).__name__}")
+    if not isinstance(mime_type, str) or "/" not in mime_type:
+        raise TypeError(f"{kind}.mime_type must be a MIME type such as 'image/png', got {mime_type!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class Image:
+    """An image: raw bytes and their MIME type."""
+
+    type: ClassVar[str] = "image"
+    data: bytes
+    mime_type: str
+
+    def __post_init__(self) -> None:
+        _check_binary("Image", self.data, self.mime_type)
+
+    @property
+    def base64(self) -> str:
+        """The data, base64-encoded (what most wire formats carry)."""
+        return base64.b64encode(self.data).decode("ascii")
+
+    def __repr__(self) -> str:
+        return f"Image(mime_type={self.mime_type!r}, size={len(self.data)})"
+
+
+@dataclass(frozen=True, slots=True)
+class Audio:
+    """Audio: raw bytes and their MIME type."""
+
+    type: ClassVar[str] = "audio"
+    data: bytes
+    mime_type: str
+
+    def __post_init__(self) -> None:
+        _check_binary("Audio", self.data, self.mime_type)
+
+    @property
+    def base64(self) -> str:
+        """The data, base64-encoded."""
+        return base64.b64encode(self.data).decode("ascii")
+
+    def __repr__(self) -> str:
+        return f"Audio(mime_type={self.mime_type!r}, size={len(self.data)})"
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceLink:
+    """A link to a resource the model or host may read later."""
+
+    type: ClassVar[str] = "resource_link"
+    uri: str
+    name: str
+    description: str | None = None
+    mime_type: str | None = None
+    title: str | None = None
+    size: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class EmbeddedResource:
+    """A resource's contents, inline: ``text`` or ``blob`` (exactly one)."""
+
+    type: ClassVar[str] = "resource"
+    uri: str
+    mime_type: str | None = None
+    text: str | None = None
+    blob: bytes | None = None
+
+    def __post_init__(self) -> None:
+        if (self.text is None) == (self.blob is None):
+            raise TypeError("EmbeddedResource needs exactly one of text= or blob=")
+
+    def __repr__(self) -> str:
+        body = f"text_len={len(self.text)}" if self.text is not None else f"blob_size={len(self.blob or b'')}"
+        return f"EmbeddedResource(uri={self.uri!r}, mime_type={self.mime_type!r}, {body})"
+
+
+ContentBlock: TypeAlias = Text | Json | Image | Audio | ResourceLink | EmbeddedResource
+_BLOCK_TYPES = (Text, Json, Image, Audio, ResourceLink, EmbeddedResource)
+
+
+class ToolOutput:
+    """An ordered list of content blocks: what a tool returned."""
+
+    __slots__ = ("blocks",)
+
+    blocks: list[ContentBlock]
+
+    def __init__(self, blocks: Iterable[ContentBlock] = ()) -> None:
+        items = list(blocks)
+        for index, block in enumerate(items):
+            if not isinstance(block, _BLOCK_TYPES):
+                raise TypeError(
+                    f"ToolOutput item {index} is a {type(block).__name__}, not a content block; "
+                    "use to_output(value) to convert plain values"
+                )
+        self.blocks = items
+
+    @classmethod
+    def text(cls, text: str) -> ToolOutput:
+        """An output of one text block."""
+        return cls([Text(text)])
+
+    def __iter__(self) -> Iterator[ContentBlock]:
+        return iter(self.blocks)
+
+    def __len__(self) -> int:
+        return len(self.blocks)
+
+    def __getitem__(self, index: int) -> ContentBlock:
+        return self.blocks[index]
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ToolOutput) and other.blocks == self.blocks
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return "ToolOutput([" + ", ".join(block.type for block in self.blocks) + "])"
+
+    @property
+    def structured(self) -> Any:
+        """The value of the first JSON block, or ``None`` when there is none."""
+        for block in self.blocks:
+            if isinstance(block, Json):
+                return block.value
+        return None
+
+    def as_text(self) -> str:
+        """The output flattened to text, for formats that carry only text.
+
+        Text is kept, JSON is serialised compactly, other blocks become a short
+        bracketed note (``[image: image/png]``) so nothing disappears unannounced.
+        """
+        return "\n".join(_block_text(block) for block in self.blocks)
+
+
+def _block_text(block: ContentBlock) -> str:
+    match block:
+        case Text(text=text):
+            return text
+        case Json(value=value):
+            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+        case Image(mime_type=mime) | Audio(mime_type=mime):
+            return f"[{block.type}: {mime}]"
+        case ResourceLink(uri=uri, name=name):
+            return f"[resource link: {name} <{uri}>]"
+        case EmbeddedResource(uri=uri, text=text):
+            return text if text is not None else f"[resource: {uri}]"
+    raise AssertionError(block)  # pragma: no cover
+
+
+class OutputConversionError(TypeError):
+    """A return value that has no content-block form (bytes, or not JSON-serialisable)."""
+
+
+def to_output(value: object) -> ToolOutput:
+    """Convert a tool's return value into a ``ToolOutput`` (see the module's rule).
+
+    Raises:
+        OutputConversionError: for bytes, or values pydantic cannot serialise to JSON.
+    """
+    if isinstance(value, ToolOutput):
+        return value
+    if isinstance(value, str):
+        return ToolOutput([Text(value)])
+    if isinstance(value, _BLOCK_TYPES):
+        return ToolOutput([value])
+    if isinstance(value, list | tuple) and any(isinstance(item, _BLOCK_TYPES) for item in value):
+        blocks: list[ContentBlock] = []
+        for item in value:
+            blocks.extend(to_output(item).blocks)
+        return ToolOutput(blocks)
+    return ToolOutput([Json(to_json_value(value))])
+
+
+_SCALARS = (int, float, bool, type(None))
+
+
+def to_json_value(value: object) -> Any:
+    """A JSON-compatible form of ``value`` (pydantic's serialiser), or an error."""
+    if isinstance(value, _SCALARS):
+        return value
+    if isinstance(value, bytes | bytearray | memoryview):
+        raise OutputConversionError(
+            "a tool returned bytes, which have no MIME type; return "
+            "Image(data, 'image/png'), Audio(data, mime_type) or "
+            "EmbeddedResource(uri, mime_type=..., blob=data) instead"
+        )
+    if isinstance(value, pydantic.BaseModel):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return pydantic.TypeAdapter(type(value)).dump_python(value, mode="json")
+    try:
+        return pydantic_core.to_jsonable_python(value, bytes_mode="base64")
+    except pydantic_core.PydanticSerializationError as exc:
+        raise OutputConversionError(
+            f"a tool returned a {type(value).__name__}, which cannot be converted to JSON; "
+            "return a str, a JSON-able value, a pydantic model, a dataclass or content blocks"
+        ) from exc
+
+
+def is_block_sequence(value: Sequence[object]) -> bool:
+    """Whether every item of ``value`` is a content block."""
+    return all(isinstance(item, _BLOCK_TYPES) for item in value)

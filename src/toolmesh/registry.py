@@ -1,0 +1,393 @@
+"""ToolRegistry and ToolSnapshot: one catalog of typed rows; register, introspect, dispatch.
+
+A registry owns its rows (and, with MCP servers, their connections). A snapshot is a
+frozen view of some rows: what one model turn advertises is exactly what it runs.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from contextlib import AsyncExitStack
+from types import TracebackType
+from typing import Any, ParamSpec, TypeVar, overload
+
+from opentelemetry import trace
+
+from ._execution import DispatchSettings, execute, guarded, open_span, record_outcome
+from .capabilities import ToolCapabilities
+from .context import ToolContext
+from .definition import ToolDefinition
+from .entries import DynamicEntry, DynamicHandler, Entry, HostedEntry, McpEntry, NativeEntry
+from .errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError, ToolNotFoundError
+from .native import NativeTool, tool
+from .result import Disposition, ToolResult
+
+__all__ = ["ToolRegistry", "ToolSnapshot"]
+
+P = ParamSpec("P")
+T = TypeVar("T")
+R = TypeVar("R")
+
+_VALID_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
+
+
+def describe_row(row: Entry) -> str:
+    """How error messages name a row: its family and where it comes from."""
+    match row:
+        case NativeEntry():
+            return f"native tool {row.name!r} ({getattr(row.tool.fn, '__module__', '?')}.{getattr(row.tool.fn, '__qualname__', '?')})"
+        case McpEntry():
+            return f"MCP tool {row.wire_name!r} of server {row.server!r}"
+        case DynamicEntry():
+            return f"dynamic tool {row.name!r}"
+        case HostedEntry():
+            return f"hosted tool {row.name!r}"
+
+
+class _Catalog:
+    """What a registry and a snapshot share: reading rows and dispatching calls."""
+
+    _rows: dict[str, Entry]
+    _settings: DispatchSettings
+
+    def entries(self) -> list[Entry]:
+        """The rows, in stable catalog order."""
+        return list(self._rows.values())
+
+    def names(self) -> list[str]:
+        """The model-visible names, in catalog order."""
+        return list(self._rows)
+
+    def definitions(self) -> list[ToolDefinition]:
+        """What the model is shown, in catalog order (hosted rows included)."""
+        return [row.definition for row in self._rows.values()]
+
+    def get(self, name: str) -> Entry | None:
+        """The row named ``name``, or None."""
+        return self._rows.get(name)
+
+    def __getitem__(self, name: str) -> Entry:
+        try:
+            return self._rows[name]
+        except KeyError:
+            raise ToolNotFoundError(name, self._rows) from None
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._rows
+
+    def __len__(self) -> int:
+        return len(self._rows)
+
+    def __iter__(self) -> Iterator[Entry]:
+        return iter(list(self._rows.values()))
+
+    async def dispatch(
+        self,
+        name: str,
+        arguments: str | Mapping[str, Any] | None = None,
+        ctx: ToolContext[Any] | None = None,
+    ) -> ToolResult:
+        """Run the model's call of ``name`` and return its result; never raises for a bad call.
+
+        ``arguments`` is JSON text, a mapping or None (absent, empty and ``null`` mean
+        ``{}``). An unknown name, bad arguments, a timeout or a failing tool each give a
+        failed ``ToolResult``; only cancellation of the awaiting task propagates.
+        """
+        row = self._rows.get(name)
+        if row is None:
+            return self._not_found(name, ctx)
+        return await execute(row, arguments, ctx, self._settings)
+
+    def _not_found(self, name: str, ctx: ToolContext[Any] | None) -> ToolResult:
+        missing = ToolNotFoundError(name, self._rows)
+        error = ToolExecutionError(str(missing), kind=ErrorKind.NOT_FOUND)
+        call_id = ctx.call_id if ctx is not None else ToolContext().call_id
+        return ToolResult.failure(call_id, name, "unknown", error)
+
+
+class ToolSnapshot(_Catalog):
+    """A frozen set of rows: keeps dispatching exactly what it captured."""
+
+    def __init__(self, rows: Mapping[str, Entry], settings: DispatchSettings) -> None:
+        self._rows = dict(rows)
+        self._settings = settings
+
+    def __repr__(self) -> str:
+        return f"ToolSnapshot({len(self._rows)} rows)"
+
+
+class ToolRegistry(_Catalog):
+    """One catalog of typed rows: native functions, dynamic and hosted tools, MCP servers' tools.
+
+    Use it as ``async with ToolRegistry() as registry:`` when it connects MCP servers,
+    so leaving the block closes every session and ends every child process.
+    """
+
+    def __init__(
+        self,
+        *,
+        show_error_details: bool = False,
+        default_timeout: float | None = None,
+        tracer_provider: trace.TracerProvider | None = None,
+    ) -> None:
+        """Args:
+        show_error_details: Show the text of unexpected exceptions to the model (default:
+            only the kind's generic text; the detail stays in the error and the log).
+        default_timeout: Seconds any call may take unless its row or context says otherwise.
+        tracer_provider: Where dispatch spans go; the global OpenTelemetry provider if None.
+        """
+        if default_timeout is not None and default_timeout <= 0:
+            raise ConfigurationError(f"default_timeout must be positive seconds, got {default_timeout!r}")
+        self._rows = {}
+        self._settings = DispatchSettings(show_error_details, default_timeout, tracer_provider)
+        self._by_function: dict[int, NativeEntry] = {}
+        self._exit_stack = AsyncExitStack()
+
+    async def __aenter__(self) -> ToolRegistry:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close everything the registry owns (MCP sessions, child processes)."""
+        await self._exit_stack.aclose()
+
+    def __repr__(self) -> str:
+        return f"ToolRegistry({len(self._rows)} rows)"
+
+    # -- registration -------------------------------------------------------------
+
+    def _check_name(self, name: str, what: str) -> None:
+        if not isinstance(name, str) or not _VALID_NAME.match(name):
+            raise ConfigurationError(
+                f"{what}: name {name!r} is not a valid tool name; use 1-128 characters of "
+                "letters, digits, '_', '-' and '.'"
+            )
+
+    def _add(self, row: Entry, replace: bool) -> None:
+        existing = self._rows.get(row.name)
+        if existing is not None and not replace:
+            raise NameCollisionError(row.name, describe_row(existing), describe_row(row))
+        if isinstance(existing, NativeEntry):
+            self._forget_function(existing)
+        self._rows[row.name] = row
+        if isinstance(row, NativeEntry):
+            self._by_function[id(row.tool)] = row
+            self._by_function[id(row.tool.fn)] = row
+
+    def _forget_function(self, row: NativeEntry) -> None:
+        for key in (id(row.tool), id(row.tool.fn)):
+            if self._by_function.get(key) is row:
+                del self._by_function[key]
+
+    def register(
+        self,
+        fn: NativeTool[P, T] | Callable[P, T],
+        *,
+        name: str | None = None,
+        replace: bool = False,
+        timeout: float | None = None,
+    ) -> NativeEntry:
+        """Add a ``@tool`` (or a plain function, decorated on the way) as a native row.
+
+        Raises:
+            NameCollisionError: when the name is taken (``replace=True`` replaces in place).
+            ConfigurationError: for a signature or name that cannot be a tool.
+        """
+        native = fn if isinstance(fn, NativeTool) else tool(fn)
+        row_name = name or native.name
+        self._check_name(row_name, f"native tool {native.name!r}")
+        definition = native.definition
+        if row_name != native.name:
+            definition = ToolDefinition(row_name, definition.description, definition.parameters, definition.output_schema)
+        row = NativeEntry(
+            row_name,
+            definition,
+            native.capabilities,
+            native,
+            timeout if timeout is not None else native.timeout,
+            native.show_error_details,
+        )
+        self._add(row, replace)
+        return row
+
+    @overload
+    def tool(self, fn: Callable[P, T], /) -> NativeTool[P, T]: ...
+
+    @overload
+    def tool(
+        self,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        capabilities: ToolCapabilities | None = None,
+        timeout: float | None = None,
+        show_error_details: bool | None = None,
+        replace: bool = False,
+    ) -> Callable[[Callable[P, T]], NativeTool[P, T]]: ...
+
+    def tool(
+        self,
+        fn: Callable[P, T] | None = None,
+        /,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        capabilities: ToolCapabilities | None = None,
+        timeout: float | None = None,
+        show_error_details: bool | None = None,
+        replace: bool = False,
+    ) -> NativeTool[P, T] | Callable[[Callable[P, T]], NativeTool[P, T]]:
+        """Decorator form of ``register``: ``@registry.tool`` or ``@registry.tool(name=...)``."""
+
+        def decorate(func: Callable[P, T]) -> NativeTool[P, T]:
+            native = tool(
+                name=name,
+                description=description,
+                capabilities=capabilities,
+                timeout=timeout,
+                show_error_details=show_error_details,
+            )(func)
+            self.register(native, replace=replace)
+            return native
+
+        return decorate(fn) if fn is not None else decorate
+
+    def register_dynamic(
+        self,
+        name: str,
+        schema: Mapping[str, Any],
+        handler: DynamicHandler,
+        *,
+        description: str = "",
+        capabilities: ToolCapabilities | None = None,
+        timeout: float | None = None,
+        show_error_details: bool | None = None,
+        replace: bool = False,
+    ) -> DynamicEntry:
+        """Add a tool defined at run time: a JSON Schema and ``async handler(arguments[, ctx])``.
+
+        Raises:
+            NameCollisionError: when the name is taken.
+            ConfigurationError: for an invalid schema or handler.
+        """
+        self._check_name(name, f"dynamic tool {name!r}")
+        row = DynamicEntry.create(
+            name,
+            schema,
+            handler,
+            description=description,
+            capabilities=capabilities,
+            timeout=timeout,
+            show_error_details=show_error_details,
+        )
+        self._add(row, replace)
+        return row
+
+    def register_hosted(
+        self,
+        name: str,
+        provider_tool: Mapping[str, Any],
+        *,
+        description: str = "",
+        provider: str | None = None,
+        parameters: Mapping[str, Any] | None = None,
+        replace: bool = False,
+    ) -> HostedEntry:
+        """Advertise a provider-executed tool (e.g. ``{"type": "web_search"}``); never run locally."""
+        self._check_name(name, f"hosted tool {name!r}")
+        if not isinstance(provider_tool, Mapping) or "type" not in provider_tool:
+            raise ConfigurationError(
+                f"hosted tool {name!r}: provider_tool must be the provider's declaration with a "
+                f"'type', e.g. {{'type': 'web_search'}}; got {provider_tool!r:.80}"
+            )
+        definition = ToolDefinition(name, description, dict(parameters or {"type": "object", "properties": {}}))
+        row = HostedEntry(name, definition, ToolCapabilities(), dict(provider_tool), provider)
+        self._add(row, replace)
+        return row
+
+    def unregister(self, name: str) -> Entry:
+        """Remove the row named ``name`` and return it.
+
+        Raises:
+            ToolNotFoundError: when there is no such row (with close names suggested).
+        """
+        row = self[name]
+        del self._rows[name]
+        if isinstance(row, NativeEntry):
+            self._forget_function(row)
+        return row
+
+    def snapshot(self, active: Iterable[str] | None = None) -> ToolSnapshot:
+        """Freeze the rows a turn advertises (all, or the ``active`` names, in catalog order).
+
+        Raises:
+            ToolNotFoundError: when ``active`` names a row that does not exist.
+        """
+        if active is None:
+            return ToolSnapshot(self._rows, self._settings)
+        wanted = set(active)
+        for name in wanted:
+            if name not in self._rows:
+                raise ToolNotFoundError(name, self._rows)
+        return ToolSnapshot({n: r for n, r in self._rows.items() if n in wanted}, self._settings)
+
+    # -- typed direct calls -------------------------------------------------------
+
+    @overload
+    async def dispatch_native(
+        self, fn: NativeTool[P, Coroutine[Any, Any, R]], /, *args: Any, ctx: ToolContext[Any] | None = None, **kwargs: Any
+    ) -> R: ...
+
+    @overload
+    async def dispatch_native(
+        self, fn: Callable[..., Coroutine[Any, Any, R]], /, *args: Any, ctx: ToolContext[Any] | None = None, **kwargs: Any
+    ) -> R: ...
+
+    @overload
+    async def dispatch_native(
+        self, fn: Callable[..., R], /, *args: Any, ctx: ToolContext[Any] | None = None, **kwargs: Any
+    ) -> R: ...
+
+    async def dispatch_native(
+        self, fn: Callable[..., Any], /, *args: Any, ctx: ToolContext[Any] | None = None, **kwargs: Any
+    ) -> Any:
+        """Call a registered native tool with Python arguments; return its own return value.
+
+        Arguments are validated (and coerced) by the tool's argument model, the call runs
+        under the row's timeout and tracing, like ``dispatch``.
+
+        Raises:
+            ToolExecutionError: for unknown functions, invalid arguments, timeouts and
+                whatever the tool raised (wrapped as kind ``internal`` unless deliberate).
+        """
+        row = self._by_function.get(id(fn))
+        if row is None:
+            label = getattr(fn, "__qualname__", repr(fn))
+            raise ToolExecutionError(
+                f"{label} is not registered in this registry; call registry.register({label}) first",
+                kind=ErrorKind.NOT_FOUND,
+            )
+        call_ctx = ToolContext(tool_name=row.name) if ctx is None else ctx.fork(row.name)
+        native = row.tool
+        tracer = self._settings.tracer()
+        if tracer is None:
+            return await guarded(row, call_ctx, self._settings, self._run_native, native, args, kwargs, call_ctx)
+        with open_span(tracer, row, call_ctx) as span:
+            try:
+                value = await guarded(row, call_ctx, self._settings, self._run_native, native, args, kwargs, call_ctx)
+            except ToolExecutionError as error:
+                record_outcome(span, Disposition.FAILED, error)
+                raise
+            record_outcome(span, Disposition.SUCCEEDED, None)
+            return value
+
+    @staticmethod
+    async def _run_native(
+        native: NativeTool[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any], ctx: ToolContext[Any]
+    ) -> Any:
+        return await native.run(native.validate(native.bind(args, kwargs)), ctx)

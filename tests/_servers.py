@@ -1,0 +1,159 @@
+"""Helpers for tests that talk to real MCP servers (fixtures under tests/fixtures/, npm peers).
+
+    from tests._servers import DEMO, LOWLEVEL, free_port, http_server, stdio_params, everything_server_path
+
+    async with http_server(DEMO, FIXTURE_PAGE_SIZE="10") as url:      # http://127.0.0.1:PORT/mcp
+        ...
+    command, args, env = stdio_params(DEMO, {"FIXTURE_TOOLS_EMPTY": "1"})
+    StdioServerParameters(command=command, args=args, env=env)
+
+Every subprocess started here is terminated (then killed) and reaped on exit.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import socket
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "tests" / "fixtures"
+DEMO = FIXTURES / "demo_server.py"
+LOWLEVEL = FIXTURES / "lowlevel_server.py"
+NPM_TOOLS = ROOT / ".npm-tools"
+EVERYTHING_PKG = "@modelcontextprotocol/server-everything"
+
+_STARTUP_TIMEOUT = 15.0
+_STOP_TIMEOUT = 5.0
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that was free a moment ago."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def _script_path(script: str | os.PathLike[str]) -> str:
+    path = Path(script)
+    if not path.is_absolute():
+        path = (ROOT / path) if (ROOT / path).exists() else (FIXTURES / path)
+    if not path.exists():
+        raise FileNotFoundError(f"fixture server not found: {script}")
+    return str(path)
+
+
+class ServerURL(str):
+    """The URL of a fixture server (a plain `str` for every API), plus its `port` and `process`."""
+
+    port: int
+    process: subprocess.Popen[bytes]
+
+
+def _merge_env(extra_env: tuple[Mapping[str, str] | str, ...], kw_env: Mapping[str, str]) -> dict[str, str]:
+    merged: dict[str, str] = {}
+    for item in extra_env:
+        if isinstance(item, str):
+            key, sep, value = item.partition("=")
+            if not sep:
+                raise ValueError(f"expected KEY=VALUE, got {item!r}")
+            merged[key] = value
+        else:
+            merged.update(item)
+    merged.update(kw_env)
+    return {k: str(v) for k, v in merged.items()}
+
+
+def _port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.2)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@asynccontextmanager
+async def http_server(
+    script: str | os.PathLike[str] = DEMO,
+    *extra_env: Mapping[str, str] | str,
+    port: int | None = None,
+    **env: str,
+) -> AsyncIterator[ServerURL]:
+    """Run `python SCRIPT http PORT` and yield its URL, http://127.0.0.1:PORT/mcp.
+
+    Environment for the child: this process's environment, then each `extra_env` item (a
+    mapping or a "KEY=VALUE" string), then keyword arguments (`FIXTURE_PAGE_SIZE="10"`).
+    Waits (at most 15 s) until the port accepts connections; on exit terminates the child,
+    kills it after 5 s, and reaps it. The yielded URL is a `str` that also carries `.port`
+    and `.process` (kill the process to simulate a server going away).
+    """
+    port = port if port is not None else free_port()
+    child_env = {**os.environ, **_merge_env(extra_env, env)}
+    proc = subprocess.Popen(
+        [sys.executable, _script_path(script), "http", str(port)],
+        env=child_env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        cwd=str(ROOT),
+    )
+    try:
+        with anyio.fail_after(_STARTUP_TIMEOUT):
+            while not _port_open(port):
+                if proc.poll() is not None:
+                    raise RuntimeError(f"fixture server {script} exited with {proc.returncode} before listening")
+                await anyio.sleep(0.05)
+        url = ServerURL(f"http://127.0.0.1:{port}/mcp")
+        url.port = port
+        url.process = proc
+        yield url
+    finally:
+        with anyio.CancelScope(shield=True):
+            await stop_process(proc)
+
+
+async def stop_process(proc: subprocess.Popen[bytes]) -> None:
+    """Terminate `proc`, kill it if it is still alive after 5 s, and reap it."""
+    if proc.poll() is None:
+        proc.terminate()
+        with anyio.move_on_after(_STOP_TIMEOUT):
+            while proc.poll() is None:
+                await anyio.sleep(0.05)
+        if proc.poll() is None:
+            proc.kill()
+    await anyio.to_thread.run_sync(proc.wait)
+
+
+def stdio_params(
+    script: str | os.PathLike[str] = DEMO,
+    env: Mapping[str, str] | None = None,
+) -> tuple[str, list[str], dict[str, str]]:
+    """(command, args, env) that run the fixture in stdio mode with this interpreter.
+
+    `env` is merged over the current environment here, because the SDK's stdio client only
+    passes a small default environment (HOME, PATH, ...) plus what it is given.
+    """
+    child_env = {**os.environ, **{k: str(v) for k, v in (env or {}).items()}}
+    return sys.executable, [_script_path(script), "stdio"], child_env
+
+
+def everything_server_path() -> Path:
+    """Path of server-everything's dist/index.js in .npm-tools/ (scripts/install_npm_tools.sh)."""
+    return NPM_TOOLS / "node_modules" / EVERYTHING_PKG / "dist" / "index.js"
+
+
+def everything_available() -> bool:
+    """True when node and the installed server-everything are both present."""
+    return shutil.which("node") is not None and everything_server_path().exists()
+
+
+def everything_stdio_params() -> tuple[str, list[str], dict[str, str]]:
+    """(command, args, env) that run server-everything over stdio with the system node."""
+    node = shutil.which("node")
+    if node is None:
+        raise FileNotFoundError("node is not on PATH")
+    return node, [str(everything_server_path()), "stdio"], dict(os.environ)
