@@ -1,0 +1,18 @@
+"""Test set-up: every ``async def`` test runs under anyio (asyncio backend)."""
+
+from __future__ import annotations
+
+import inspect
+
+import pytest
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
+            item.add_marker(pytest.mark.anyio)
