@@ -18,10 +18,11 @@ import socket
 import subprocess
 import sys
 from collections.abc import AsyncIterator, Mapping
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, suppress
 from pathlib import Path
 
 import anyio
+from anyio.abc import Process
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -54,7 +55,7 @@ class ServerURL(str):
     """The URL of a fixture server (a plain `str` for every API), plus its `port` and `process`."""
 
     port: int
-    process: subprocess.Popen[bytes]
+    process: Process
 
 
 def _merge_env(extra_env: tuple[Mapping[str, str] | str, ...], kw_env: Mapping[str, str]) -> dict[str, str]:
@@ -94,17 +95,18 @@ async def http_server(
     """
     port = port if port is not None else free_port()
     child_env = {**os.environ, **_merge_env(extra_env, env)}
-    proc = subprocess.Popen(
+    proc = await anyio.open_process(
         [sys.executable, _script_path(script), "http", str(port)],
         env=child_env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
+        stderr=None,  # inherited: pytest's fd capture shows it on failure
         cwd=str(ROOT),
     )
     try:
         with anyio.fail_after(_STARTUP_TIMEOUT):
             while not _port_open(port):
-                if proc.poll() is not None:
+                if proc.returncode is not None:
                     raise RuntimeError(f"fixture server {script} exited with {proc.returncode} before listening")
                 await anyio.sleep(0.05)
         url = ServerURL(f"http://127.0.0.1:{port}/mcp")
@@ -116,16 +118,18 @@ async def http_server(
             await stop_process(proc)
 
 
-async def stop_process(proc: subprocess.Popen[bytes]) -> None:
+async def stop_process(proc: Process) -> None:
     """Terminate `proc`, kill it if it is still alive after 5 s, and reap it."""
-    if proc.poll() is None:
-        proc.terminate()
+    if proc.returncode is None:
+        with suppress(ProcessLookupError):
+            proc.terminate()
         with anyio.move_on_after(_STOP_TIMEOUT):
-            while proc.poll() is None:
-                await anyio.sleep(0.05)
-        if proc.poll() is None:
-            proc.kill()
-    await anyio.to_thread.run_sync(proc.wait)
+            await proc.wait()
+        if proc.returncode is None:
+            with suppress(ProcessLookupError):
+                proc.kill()
+    await proc.wait()
+    await proc.aclose()
 
 
 def stdio_params(
