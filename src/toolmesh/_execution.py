@@ -56,10 +56,9 @@ def unexpected_error(row: Entry, exc: Exception, settings: DispatchSettings) -> 
     else:
         message = f"tool {row.name!r} raised {type(exc).__name__}: {exc}"
     show = row.show_error_details if row.show_error_details is not None else settings.show_error_details
-    feedback = f"{type(exc).__name__}: {exc}" if show else None
-    error = ToolExecutionError(message, kind=ErrorKind.INTERNAL, cause=exc)
+    feedback = f"{type(exc).__name__}: {exc}" if show else ErrorKind.INTERNAL.default_feedback
     logger.error("%s", message, exc_info=exc)
-    return error if feedback is None else error.with_model_feedback(feedback)
+    return ToolExecutionError(message, kind=ErrorKind.INTERNAL, cause=exc, model_feedback=feedback)
 
 
 def _timeout_error(row: Entry, seconds: float) -> ToolExecutionError:

@@ -110,7 +110,7 @@ class ToolNotFoundError(ToolmeshError, KeyError):
 
     def __init__(self, name: str, known: Iterable[str] = ()) -> None:
         self.name = name
-        self.suggestions = tuple(difflib.get_close_matches(name, list(known), n=3, cutoff=0.6))
+        self.suggestions = tuple(difflib.get_close_matches(name, list(known), n=3, cutoff=0.7))
         super().__init__(_not_found_text(name, self.suggestions))
 
     def __str__(self) -> str:

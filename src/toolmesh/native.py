@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import functools
 import inspect
+import sys
 import types
 import typing
 from collections.abc import AsyncIterator, Callable, Mapping
@@ -96,6 +97,9 @@ class NativeTool(Generic[P, T]):
         capabilities: Host-only facts (output schema, streaming, ...).
         timeout: Seconds a call may take, unless the call's context says otherwise.
         show_error_details: Show unexpected exceptions' text to the model (None: registry decides).
+
+    ``localns`` is the namespace the function was defined in, so string annotations of
+    types local to a function body resolve (``@tool`` passes its caller's).
     """
 
     def __init__(
@@ -107,6 +111,7 @@ class NativeTool(Generic[P, T]):
         capabilities: ToolCapabilities | None = None,
         timeout: float | None = None,
         show_error_details: bool | None = None,
+        localns: Mapping[str, Any] | None = None,
     ) -> None:
         if not callable(fn):
             raise ConfigurationError(f"@tool needs a function, got {type(fn).__name__}")
@@ -123,7 +128,7 @@ class NativeTool(Generic[P, T]):
 
         signature = inspect.signature(fn)
         try:
-            hints = typing.get_type_hints(fn, include_extras=True)
+            hints = typing.get_type_hints(fn, localns=dict(localns or {}), include_extras=True)
         except Exception as exc:
             raise ConfigurationError(
                 f"{where}: its type hints cannot be resolved ({exc}); "
@@ -158,8 +163,10 @@ class NativeTool(Generic[P, T]):
                 default = ... if param.default is param.empty else param.default
                 if isinstance(default, pydantic.fields.FieldInfo):
                     info = default
+                elif param.name in param_docs:
+                    info = pydantic.Field(default, description=param_docs[param.name])
                 else:
-                    info = pydantic.Field(default, description=param_docs.get(param.name))
+                    info = pydantic.Field(default)
                 fields[param.name] = (annotation, info)
             if param.kind is param.POSITIONAL_ONLY:
                 self._positional += (param.name,)
@@ -293,6 +300,12 @@ def _output_schema(returns: object) -> dict[str, Any] | None:
     return schema
 
 
+def caller_namespace(depth: int = 2) -> dict[str, Any]:
+    """The local names of the frame ``depth`` calls up (where a decorated function was defined)."""
+    frame = sys._getframe(depth)
+    return dict(frame.f_locals) if frame.f_code.co_name != "<module>" else {}
+
+
 @overload
 def tool(fn: Callable[P, T], /) -> NativeTool[P, T]: ...
 
@@ -326,6 +339,8 @@ def tool(
             a bare ``bytes`` return).
     """
 
+    localns = caller_namespace()
+
     def decorate(func: Callable[P, T]) -> NativeTool[P, T]:
         return NativeTool(
             func,
@@ -334,6 +349,7 @@ def tool(
             capabilities=capabilities,
             timeout=timeout,
             show_error_details=show_error_details,
+            localns=localns,
         )
 
     return decorate(fn) if fn is not None else decorate

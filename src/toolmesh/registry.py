@@ -20,7 +20,7 @@ from .context import ToolContext
 from .definition import ToolDefinition
 from .entries import DynamicEntry, DynamicHandler, Entry, HostedEntry, McpEntry, NativeEntry
 from .errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError, ToolNotFoundError
-from .native import NativeTool, tool
+from .native import NativeTool, caller_namespace
 from .result import Disposition, ToolResult
 
 __all__ = ["ToolRegistry", "ToolSnapshot"]
@@ -198,7 +198,7 @@ class ToolRegistry(_Catalog):
             NameCollisionError: when the name is taken (``replace=True`` replaces in place).
             ConfigurationError: for a signature or name that cannot be a tool.
         """
-        native = fn if isinstance(fn, NativeTool) else tool(fn)
+        native = fn if isinstance(fn, NativeTool) else NativeTool(fn, localns=caller_namespace())
         row_name = name or native.name
         self._check_name(row_name, f"native tool {native.name!r}")
         definition = native.definition
@@ -243,15 +243,18 @@ class ToolRegistry(_Catalog):
         replace: bool = False,
     ) -> NativeTool[P, T] | Callable[[Callable[P, T]], NativeTool[P, T]]:
         """Decorator form of ``register``: ``@registry.tool`` or ``@registry.tool(name=...)``."""
+        localns = caller_namespace()
 
         def decorate(func: Callable[P, T]) -> NativeTool[P, T]:
-            native = tool(
+            native = NativeTool(
+                func,
                 name=name,
                 description=description,
                 capabilities=capabilities,
                 timeout=timeout,
                 show_error_details=show_error_details,
-            )(func)
+                localns=localns,
+            )
             self.register(native, replace=replace)
             return native
 
