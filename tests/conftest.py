@@ -1,8 +1,6 @@
-"""Test set-up: every ``async def`` test runs under anyio (asyncio backend)."""
+"""Test set-up: async tests run under anyio (``anyio_mode = "auto"`` in pyproject), on asyncio."""
 
 from __future__ import annotations
-
-import inspect
 
 import pytest
 
@@ -10,9 +8,3 @@ import pytest
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    for item in items:
-        if isinstance(item, pytest.Function) and inspect.iscoroutinefunction(item.obj):
-            item.add_marker(pytest.mark.anyio)
