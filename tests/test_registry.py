@@ -162,7 +162,8 @@ async def test_dynamic_tool_validates_against_its_schema_and_runs_the_handler() 
     bad = await registry.dispatch("echo", '{"text": 5}')
     assert bad.error is not None and bad.error.kind == "invalid_arguments"
     assert bad.presentation.as_text() == (
-        "Invalid arguments for tool 'echo': text: 5 is not of type 'string'. Expected parameters: text (string, required)."
+        "Invalid arguments for tool 'echo': text: 5 is not of type 'string'. "
+        "Expected parameters: text (string, required)."
     )
     missing = await registry.dispatch("echo", "{}")
     assert "'text' is a required property" in missing.presentation.as_text()
@@ -180,7 +181,9 @@ async def test_dynamic_handler_may_take_the_context() -> None:
 
 async def test_hosted_row_is_advertised_but_never_dispatched_locally() -> None:
     registry = ToolRegistry()
-    row = registry.register_hosted("web_search", {"type": "web_search"}, description="Search the web.", provider="openai")
+    row = registry.register_hosted(
+        "web_search", {"type": "web_search"}, description="Search the web.", provider="openai"
+    )
     assert isinstance(row, HostedEntry)
     assert registry.definitions()[0].name == "web_search"
     result = await registry.dispatch("web_search", "{}")
@@ -216,7 +219,7 @@ def test_snapshot_with_active_names_keeps_catalog_order_and_refuses_unknown_name
     snap = registry.snapshot(active=["add", "greet"])
     assert snap.names() == ["greet", "add"]
     assert registry.snapshot(active=["add"]).names() == ["add"]
-    with pytest.raises(ToolNotFoundError, match="Unknown tool 'ad'. Did you mean 'add'"):
+    with pytest.raises(ToolNotFoundError, match=r"Unknown tool 'ad'\. Did you mean 'add'"):
         registry.snapshot(active=["ad"])
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
@@ -53,10 +54,8 @@ async def test_failed_dispatch_records_disposition_and_error_kind() -> None:
 async def test_dispatch_native_is_traced_too() -> None:
     registry, exporter = traced_registry()
     assert await registry.dispatch_native(add, 1, 2) == 3
-    try:
+    with pytest.raises(ToolExecutionError):
         await registry.dispatch_native(add, "a", 2)
-    except ToolExecutionError:
-        pass
     ok, failed = exporter.get_finished_spans()
     assert ok.attributes is not None and ok.attributes["toolmesh.disposition"] == "succeeded"
     assert failed.attributes is not None and failed.attributes["error.type"] == "invalid_arguments"

@@ -54,7 +54,9 @@ def not_an_object(tool: str, value: object, parameters: Mapping[str, Any] | None
     )
 
 
-def parse_object(tool: str, arguments: str | Mapping[str, Any] | None, parameters: Mapping[str, Any] | None) -> dict[str, Any]:
+def parse_object(
+    tool: str, arguments: str | Mapping[str, Any] | None, parameters: Mapping[str, Any] | None
+) -> dict[str, Any]:
     """Arguments as a dict: JSON text, a mapping or None (``{}``); anything else is an error.
 
     Raises:
@@ -117,21 +119,22 @@ def from_validation_error(
     return invalid_arguments(tool, "; ".join(problems) + ".", parameters)
 
 
-def _type_of(schema: Mapping[str, Any]) -> str:
+def _type_of(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> str:
+    if "$ref" in schema:
+        target = defs.get(str(schema["$ref"]).rsplit("/", 1)[-1])
+        return _type_of(target, defs) if isinstance(target, Mapping) else str(schema["$ref"]).rsplit("/", 1)[-1]
+    if "enum" in schema:
+        return "one of " + "/".join(json.dumps(v) for v in schema["enum"])
     if "type" in schema:
         kind = schema["type"]
         if kind == "array" and isinstance(schema.get("items"), Mapping):
-            return f"array of {_type_of(schema['items'])}"
+            return f"array of {_type_of(schema['items'], defs)}"
         return "/".join(kind) if isinstance(kind, list) else str(kind)
-    if "enum" in schema:
-        return "one of " + ", ".join(json.dumps(v) for v in schema["enum"])
     if "const" in schema:
         return json.dumps(schema["const"])
-    if "$ref" in schema:
-        return str(schema["$ref"]).rsplit("/", 1)[-1]
     for key in ("anyOf", "oneOf"):
         if key in schema:
-            return " or ".join(_type_of(option) for option in schema[key])
+            return " or ".join(_type_of(option, defs) for option in schema[key])
     return "any"
 
 
@@ -141,8 +144,9 @@ def describe_parameters(parameters: Mapping[str, Any]) -> str:
     if not properties:
         return "none"
     required = set(parameters.get("required") or ())
+    defs = parameters.get("$defs") or parameters.get("definitions") or {}
     parts = []
     for name, schema in properties.items():
         flag = ", required" if name in required else ""
-        parts.append(f"{name} ({_type_of(schema) if isinstance(schema, Mapping) else 'any'}{flag})")
+        parts.append(f"{name} ({_type_of(schema, defs) if isinstance(schema, Mapping) else 'any'}{flag})")
     return ", ".join(parts)

@@ -89,7 +89,7 @@ async def guarded(
     try:
         if timeout is None:
             return await call(*args)
-        with anyio.move_on_after(timeout) as scope:
+        with anyio.move_on_after(timeout):
             return await call(*args)
         # reached only when the scope's deadline cancelled the call
         raise _timeout_error(row, timeout)

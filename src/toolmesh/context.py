@@ -67,9 +67,7 @@ class ToolContext(Generic[DepsT]):
     tool_name: str | None = None
     """The model-visible name of the row being called (set by dispatch)."""
 
-    async def report_progress(
-        self, progress: float, total: float | None = None, message: str | None = None
-    ) -> None:
+    async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the host how far the call got; a no-op when nobody listens."""
         if self.progress is not None:
             await self.progress(progress, total, message)

@@ -112,7 +112,7 @@ class DynamicEntry:
             )
         validator_class = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
         try:
-            validator_class.check_schema(schema)
+            validator_class.check_schema(dict(schema))
         except jsonschema.exceptions.SchemaError as exc:
             raise DynamicSchemaError(
                 f"dynamic tool {name!r}: invalid JSON Schema at {'/'.join(map(str, exc.path)) or 'the root'}: "

@@ -92,9 +92,7 @@ class NameCollisionError(ConfigurationError):
             "Register it under another name, pass replace=True to replace the existing row, "
             "or give one of them an alias."
         )
-        super().__init__(
-            f"Tool name {name!r} is already taken by {existing}; cannot add {incoming}. {fix}"
-        )
+        super().__init__(f"Tool name {name!r} is already taken by {existing}; cannot add {incoming}. {fix}")
 
 
 class ServerConnectionError(ConfigurationError):

@@ -14,7 +14,7 @@ import sys
 import types
 import typing
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Annotated, Any, Generic, ParamSpec, TypeVar, overload
+from typing import Annotated, Any, Generic, ParamSpec, TypeVar, cast, overload
 
 import anyio.to_thread
 import docstring_parser
@@ -26,7 +26,7 @@ from . import _arguments
 from .capabilities import IoMode, ToolCapabilities
 from .context import FromContext, ToolContext
 from .definition import ToolDefinition
-from .errors import ConfigurationError, ToolExecutionError
+from .errors import ConfigurationError
 from .output import (
     Audio,
     ContentBlock,
@@ -115,9 +115,9 @@ class NativeTool(Generic[P, T]):
     ) -> None:
         if not callable(fn):
             raise ConfigurationError(f"@tool needs a function, got {type(fn).__name__}")
-        functools.update_wrapper(self, fn)  # type: ignore[arg-type]
+        functools.update_wrapper(self, fn)
         self.fn = fn
-        self.name = name or getattr(fn, "__name__", "")
+        self.name: str = name or str(getattr(fn, "__name__", ""))
         where = f"tool {self.name!r} ({getattr(fn, '__qualname__', self.name)})"
         if not self.name:
             raise ConfigurationError(f"{where}: a tool needs a name; pass name=...")
@@ -208,9 +208,7 @@ class NativeTool(Generic[P, T]):
         if self._mode == "stream":
             changes["io_mode"] = IoMode.STREAMING
         self.capabilities = dataclasses.replace(base, **changes) if changes else base
-        self.definition = ToolDefinition(
-            self.name, self.description, self.parameters, self.capabilities.output_schema
-        )
+        self.definition = ToolDefinition(self.name, self.description, self.parameters, self.capabilities.output_schema)
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> T:
         return self.fn(*args, **kwargs)
@@ -294,7 +292,8 @@ def _output_schema(returns: object) -> dict[str, Any] | None:
     if origin in (list, tuple) and any(arg in _NO_SCHEMA_RETURNS[4:] for arg in typing.get_args(returns)):
         return None
     try:
-        schema = pydantic.TypeAdapter(returns).json_schema(mode="serialization", schema_generator=_NoFieldTitles)
+        adapter = pydantic.TypeAdapter[Any](cast(Any, returns))
+        schema = adapter.json_schema(mode="serialization", schema_generator=_NoFieldTitles)
     except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError, TypeError, NameError):
         return None
     return schema

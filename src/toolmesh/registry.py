@@ -36,7 +36,8 @@ def describe_row(row: Entry) -> str:
     """How error messages name a row: its family and where it comes from."""
     match row:
         case NativeEntry():
-            return f"native tool {row.name!r} ({getattr(row.tool.fn, '__module__', '?')}.{getattr(row.tool.fn, '__qualname__', '?')})"
+            where = f"{getattr(row.tool.fn, '__module__', '?')}.{getattr(row.tool.fn, '__qualname__', '?')}"
+            return f"native tool {row.name!r} ({where})"
         case McpEntry():
             return f"MCP tool {row.wire_name!r} of server {row.server!r}"
         case DynamicEntry():
@@ -203,7 +204,9 @@ class ToolRegistry(_Catalog):
         self._check_name(row_name, f"native tool {native.name!r}")
         definition = native.definition
         if row_name != native.name:
-            definition = ToolDefinition(row_name, definition.description, definition.parameters, definition.output_schema)
+            definition = ToolDefinition(
+                row_name, definition.description, definition.parameters, definition.output_schema
+            )
         row = NativeEntry(
             row_name,
             definition,
@@ -230,7 +233,7 @@ class ToolRegistry(_Catalog):
         replace: bool = False,
     ) -> Callable[[Callable[P, T]], NativeTool[P, T]]: ...
 
-    def tool(
+    def tool(  # type: ignore[misc]
         self,
         fn: Callable[P, T] | None = None,
         /,
@@ -343,12 +346,22 @@ class ToolRegistry(_Catalog):
 
     @overload
     async def dispatch_native(
-        self, fn: NativeTool[P, Coroutine[Any, Any, R]], /, *args: Any, ctx: ToolContext[Any] | None = None, **kwargs: Any
+        self,
+        fn: NativeTool[P, Coroutine[Any, Any, R]],
+        /,
+        *args: Any,
+        ctx: ToolContext[Any] | None = None,
+        **kwargs: Any,
     ) -> R: ...
 
     @overload
     async def dispatch_native(
-        self, fn: Callable[..., Coroutine[Any, Any, R]], /, *args: Any, ctx: ToolContext[Any] | None = None, **kwargs: Any
+        self,
+        fn: Callable[..., Coroutine[Any, Any, R]],
+        /,
+        *args: Any,
+        ctx: ToolContext[Any] | None = None,
+        **kwargs: Any,
     ) -> R: ...
 
     @overload

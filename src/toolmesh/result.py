@@ -115,4 +115,3 @@ class ToolResult:
             f"disposition={self.disposition.value!r}{error}, output={self.output!r}, "
             f"duration={self.duration:.6f})"
         )
-

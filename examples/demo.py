@@ -1,0 +1,40 @@
+"""`make demo`: a registry of example tools, its catalog, and a few calls a model might make."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import anyio
+from rich.console import Console
+
+sys.path.insert(0, str(Path(__file__).parent))
+
+from tools import registry
+
+from toolmesh import ToolContext
+from toolmesh.cli import catalog_table, result_table
+
+CALLS = [
+    ("forecast", '{"city": "Rome"}', "a good call"),
+    ("forecast", '{"city": "Rome", "unit": "kelvin"}', "bad arguments"),
+    ("forecast", '{"city": "Atlantis"}', "the tool refuses on purpose"),
+    ("word_count", '{"text": "one registry, typed rows"}', "a sync tool"),
+    ("swatch", '{"red": 255, "green": 128, "blue": 0}', "text + image blocks"),
+    ("forcast", "{}", "an unknown name"),
+    ("swatch", "[255, 128, 0]", "an array instead of an object"),
+]
+
+
+async def main() -> None:
+    console = Console()
+    console.print(catalog_table(registry.entries(), title="toolmesh demo catalog"))
+    rows = []
+    for index, (name, arguments, why) in enumerate(CALLS, start=1):
+        result = await registry.dispatch(name, arguments, ctx=ToolContext(call_id=f"call_{index}"))
+        rows.append((f"{name} {arguments}\n({why})", result))
+    console.print(result_table(rows))
+
+
+if __name__ == "__main__":
+    anyio.run(main)
