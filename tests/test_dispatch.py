@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from toolmesh import (
@@ -235,7 +236,7 @@ async def test_metadata_written_by_a_tool_appears_on_that_calls_result_only() ->
     @tool
     async def tag(n: int, ctx: ToolContext[None]) -> int:
         ctx.metadata["n"] = n
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         ctx.metadata["seen_by"] = ctx.call_id
         return n
 
