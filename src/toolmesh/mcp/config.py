@@ -1,0 +1,831 @@
+"""MCP server specs: ``McpServer`` in Python, or the ``mcpServers`` JSON users already have.
+
+A spec only describes a server; connecting is ``registry.connect(spec)``. Every check
+happens when the spec is made, so a bad spec fails at start-up with a message that
+names the server, the key and the fix, never at the first tool call.
+
+Secrets: the values of ``env`` and ``headers`` (and credentials or query values in a
+URL) never appear in ``repr()``, ``str()`` or error messages; only their keys do.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import math
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any, Literal, TypedDict, Unpack
+from urllib.parse import SplitResult, parse_qsl, urlsplit
+
+import httpx2
+
+from ..errors import ConfigurationError
+
+__all__ = ["McpServer", "McpServerOptions", "ServerConfigError", "check_allowed_hosts", "redact_url"]
+
+Transport = Literal["stdio", "http"]
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds allowed for connecting and listing every page of tools."""
+DEFAULT_CALL_TIMEOUT = 60.0
+"""Seconds allowed for one ``tools/call`` before it fails with kind ``timeout``."""
+DEFAULT_MAX_PAGES = 100
+"""Pages of ``tools/list`` read before discovery gives up (10,000 tools at 100 a page)."""
+
+_LABEL = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_EMPTY: Mapping[str, str] = MappingProxyType({})
+
+
+class ServerConfigError(ConfigurationError):
+    """An MCP server spec or ``mcpServers`` file is wrong: names the server, the key, the fix.
+
+    Attributes:
+        server: The server's label, when the problem belongs to one server.
+        key: The offending key (``"url"``, ``"env.API_KEY"``, ``"args[2]"``), when there is one.
+        origin: The config file, when the spec came from one.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        server: str | None = None,
+        key: str | None = None,
+        fix: str | None = None,
+        origin: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.server = server
+        self.key = key
+        self.fix = fix
+        self.origin = origin
+        parts = []
+        if origin is not None:
+            parts.append(f"{origin}: ")
+        if server is not None:
+            parts.append(f"MCP server {server!r}: ")
+        if key is not None:
+            parts.append(f"key {key!r}: ")
+        parts.append(problem.rstrip("."))
+        parts.append(".")
+        if fix:
+            parts.append(f" {fix.rstrip('.')}.")
+        super().__init__("".join(parts))
+
+    def with_origin(self, origin: str) -> ServerConfigError:
+        """A copy that also names the file the spec came from."""
+        return ServerConfigError(self.problem, server=self.server, key=self.key, fix=self.fix, origin=origin)
+
+
+class McpServerOptions(TypedDict, total=False):
+    """The options ``McpServer.stdio`` and ``McpServer.http`` accept besides the transport's own."""
+
+    timeout: float
+    call_timeout: float | None
+    prefix: bool
+    aliases: Mapping[str, str]
+    include: Sequence[str] | str | None
+    exclude: Sequence[str] | str
+    max_pages: int
+    allow_insecure_http: bool
+
+
+@dataclass(frozen=True, slots=True, kw_only=True, repr=False)
+class McpServer:
+    """How to reach one MCP server and how its tools join the registry.
+
+    Make one with ``McpServer.stdio(...)``, ``McpServer.http(...)`` or
+    ``McpServer.from_config(...)``; the fields are checked (and collections copied into
+    immutable ones) when the spec is made.
+
+    Example:
+        >>> fs = McpServer.stdio("fs", "npx", ["-y", "@modelcontextprotocol/server-filesystem", "."])
+        >>> docs = McpServer.http("docs", "http://127.0.0.1:8000/mcp", include=["search*"])
+        >>> docs.allows("search_pages"), docs.allows("delete_page")
+        (True, False)
+    """
+
+    label: str
+    """The server's name in the registry: the ``{server}`` of model-visible names."""
+    transport: Transport
+    """``"stdio"`` (a child process) or ``"http"`` (Streamable HTTP)."""
+    command: str | None = None
+    """stdio: the executable to run."""
+    args: tuple[str, ...] = ()
+    """stdio: its arguments."""
+    env: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """stdio: environment variables set over the default environment (values are secret)."""
+    cwd: str | None = None
+    """stdio: the working directory of the child process (default: the current one)."""
+    url: str | None = None
+    """http: the Streamable HTTP endpoint, e.g. ``https://example.com/mcp``."""
+    headers: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """http: headers sent with every request, e.g. ``Authorization`` (values are secret)."""
+    auth: httpx2.Auth | None = None
+    """http: an ``httpx2.Auth`` (e.g. the SDK's OAuth provider) for the HTTP client."""
+    timeout: float = DEFAULT_TIMEOUT
+    """Seconds for connecting and listing every page of tools (a ``ServerConnectionError`` after)."""
+    call_timeout: float | None = DEFAULT_CALL_TIMEOUT
+    """Seconds for one ``tools/call`` (a failed result of kind ``timeout`` after); None: no bound."""
+    prefix: bool = True
+    """Whether model-visible names follow the name policy's template (``{server}__{tool}``)."""
+    aliases: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    """Explicit model-visible names: the server's tool name -> the name the model sees."""
+    include: tuple[str, ...] | None = None
+    """Glob patterns (``fnmatch``, case-sensitive) of tools to keep; None keeps every tool."""
+    exclude: tuple[str, ...] = ()
+    """Glob patterns of tools to leave out; applied after ``include``."""
+    max_pages: int = DEFAULT_MAX_PAGES
+    """The most pages of ``tools/list`` read at connect; more is a discovery error."""
+    allow_insecure_http: bool = False
+    """Allow a plain ``http://`` URL to a host that is not loopback."""
+
+    def __post_init__(self) -> None:
+        label = self.label
+        if not isinstance(label, str) or not _LABEL.fullmatch(label):
+            suggestion = re.sub(r"[^A-Za-z0-9_-]", "_", label)[:64] if isinstance(label, str) and label else "docs"
+            raise ServerConfigError(
+                f"the label {label!r} cannot be used in tool names; use 1-64 letters, digits, '_' or '-'",
+                server=label if isinstance(label, str) and label else None,
+                key="label",
+                fix=f"Rename it, e.g. {suggestion!r}",
+            )
+        if self.transport not in ("stdio", "http"):
+            raise ServerConfigError(
+                f"unknown transport {self.transport!r}",
+                server=label,
+                key="transport",
+                fix="Use McpServer.stdio(...) or McpServer.http(...)",
+            )
+        if self.transport == "stdio":
+            self._check_stdio()
+        else:
+            self._check_http()
+        self._check_options()
+
+    # -- constructors ---------------------------------------------------------------
+
+    @classmethod
+    def stdio(
+        cls,
+        label: str,
+        command: str,
+        args: Iterable[str] = (),
+        env: Mapping[str, str] | None = None,
+        cwd: str | os.PathLike[str] | None = None,
+        **options: Unpack[McpServerOptions],
+    ) -> McpServer:
+        """A server run as a child process, spoken to over stdin/stdout.
+
+        Args:
+            label: The server's name in the registry (letters, digits, ``_``, ``-``).
+            command: The executable, e.g. ``"npx"`` or ``"uvx"``.
+            args: Its arguments.
+            env: Environment variables set over the default environment.
+            cwd: The working directory of the child process.
+            **options: ``timeout``, ``call_timeout``, ``prefix``, ``aliases``, ``include``,
+                ``exclude``, ``max_pages``.
+
+        Raises:
+            ServerConfigError: naming the bad key and the fix.
+        """
+        return cls(
+            label=label,
+            transport="stdio",
+            command=command,
+            args=args,  # type: ignore[arg-type]  # normalized to a tuple in __post_init__
+            env=env or _EMPTY,
+            cwd=cwd,  # type: ignore[arg-type]  # normalized to str in __post_init__
+            **options,  # type: ignore[arg-type]  # include/exclude normalized to tuples
+        )
+
+    @classmethod
+    def http(
+        cls,
+        label: str,
+        url: str,
+        headers: Mapping[str, str] | None = None,
+        auth: httpx2.Auth | None = None,
+        **options: Unpack[McpServerOptions],
+    ) -> McpServer:
+        """A server reached over Streamable HTTP.
+
+        ``https://`` is required, except for loopback hosts (``localhost``, 127.0.0.0/8,
+        ``::1``) or with ``allow_insecure_http=True``. Credentials go in ``headers`` (or
+        ``auth``), never in the URL.
+
+        Args:
+            label: The server's name in the registry (letters, digits, ``_``, ``-``).
+            url: The MCP endpoint, e.g. ``"https://example.com/mcp"``.
+            headers: Headers sent with every request, e.g. ``{"Authorization": "Bearer ..."}``.
+            auth: An ``httpx2.Auth`` for the HTTP client (e.g. the SDK's OAuth provider).
+            **options: ``timeout``, ``call_timeout``, ``prefix``, ``aliases``, ``include``,
+                ``exclude``, ``max_pages``, ``allow_insecure_http``.
+
+        Raises:
+            ServerConfigError: naming the bad key and the fix.
+        """
+        return cls(
+            label=label,
+            transport="http",
+            url=url,
+            headers=headers or _EMPTY,
+            auth=auth,
+            **options,  # type: ignore[arg-type]  # include/exclude normalized to tuples
+        )
+
+    @classmethod
+    def from_config(
+        cls,
+        source: str | os.PathLike[str] | Mapping[str, Any],
+        *,
+        allowed_hosts: Iterable[str] | None = None,
+    ) -> list[McpServer]:
+        """Load the servers of an ``mcpServers`` JSON file (or its parsed content), in file order.
+
+        Accepts Claude Desktop / Cursor / Claude Code ``{"mcpServers": {label: {...}}}`` and
+        VS Code ``{"servers": {label: {...}}}`` (comments and trailing commas allowed).
+        Each server has ``command``/``args``/``env``/``cwd`` (stdio) or ``url``/``headers``
+        (HTTP), an optional ``type`` (``"stdio"`` or ``"http"``), and toolmesh's optional
+        keys ``timeout``, ``callTimeout``, ``prefix``, ``aliases``, ``include``, ``exclude``,
+        ``maxPages``, ``allowInsecureHttp`` and ``disabled`` (true skips the server).
+        ``${env:NAME}`` in a string value is replaced by the environment variable.
+
+        Args:
+            source: A path to the JSON file, or the already-parsed mapping.
+            allowed_hosts: When given, every HTTP server's host must be one of these
+                (see ``check_allowed_hosts``).
+
+        Raises:
+            ServerConfigError: for an unreadable or malformed file (naming the line), or a
+                bad server (naming the server and the key).
+        """
+        origin: str | None = None
+        if isinstance(source, Mapping):
+            document: Any = source
+        elif isinstance(source, (str, os.PathLike)):
+            origin = os.fspath(source)
+            document = _read_json(origin)
+        else:
+            raise ServerConfigError(
+                f"source must be a path or a mapping, not {type(source).__name__}",
+                fix="Pass the path of an mcpServers JSON file, or the dict parsed from it",
+            )
+        try:
+            servers = [server for label, entry in _server_entries(document) if (server := _parse(label, entry))]
+            if allowed_hosts is not None:
+                check_allowed_hosts(servers, allowed_hosts)
+        except ServerConfigError as exc:
+            if origin is None:
+                raise
+            raise exc.with_origin(origin) from None
+        return servers
+
+    # -- reading ----------------------------------------------------------------------
+
+    def allows(self, tool_name: str) -> bool:
+        """Whether the ``include``/``exclude`` filters keep the tool named ``tool_name``."""
+        if self.include is not None and not any(fnmatchcase(tool_name, p) for p in self.include):
+            return False
+        return not any(fnmatchcase(tool_name, p) for p in self.exclude)
+
+    @property
+    def host(self) -> str | None:
+        """The host of an HTTP server's URL (lower-case, no brackets), else None."""
+        return urlsplit(self.url).hostname if self.url is not None else None
+
+    def __repr__(self) -> str:
+        parts = [f"{self.label!r}"]
+        if self.transport == "stdio":
+            parts.append(f"command={self.command!r}")
+            # Arguments often carry tokens (``--api-key X``): show how many, not what.
+            if self.args:
+                parts.append(f"args=<{len(self.args)} args>")
+            if self.env:
+                parts.append(f"env_keys={sorted(self.env)!r}")
+            if self.cwd is not None:
+                parts.append(f"cwd={self.cwd!r}")
+        else:
+            parts.append(f"url={redact_url(self.url or '')!r}")
+            if self.headers:
+                parts.append(f"header_keys={sorted(self.headers)!r}")
+            if self.auth is not None:
+                parts.append(f"auth=<{type(self.auth).__name__}>")
+        defaults = {
+            "timeout": DEFAULT_TIMEOUT,
+            "call_timeout": DEFAULT_CALL_TIMEOUT,
+            "prefix": True,
+            "include": None,
+            "exclude": (),
+            "max_pages": DEFAULT_MAX_PAGES,
+            "allow_insecure_http": False,
+        }
+        for name, default in defaults.items():
+            value = getattr(self, name)
+            if value != default:
+                parts.append(f"{name}={value!r}")
+        if self.aliases:
+            parts.append(f"aliases={dict(self.aliases)!r}")
+        return f"McpServer.{self.transport}({', '.join(parts)})"
+
+    # -- checks -----------------------------------------------------------------------
+
+    def _error(self, key: str, problem: str, fix: str | None = None) -> ServerConfigError:
+        return ServerConfigError(problem, server=self.label, key=key, fix=fix)
+
+    def _set(self, name: str, value: object) -> None:
+        object.__setattr__(self, name, value)
+
+    def _refuse(self, keys: Iterable[str], transport: str, use: str) -> None:
+        for key in keys:
+            value = getattr(self, key)
+            if value is not None and value != () and value != {} and value is not _EMPTY:
+                raise self._error(key, f"{key!r} does not apply to a {transport} server", use)
+
+    def _check_stdio(self) -> None:
+        self._refuse(("url", "headers", "auth"), "stdio", "Use McpServer.http(...) for an HTTP server")
+        if not isinstance(self.command, str) or not self.command.strip():
+            raise self._error("command", "a stdio server needs a command", "Pass the executable, e.g. 'npx'")
+        if isinstance(self.args, str) or not isinstance(self.args, Iterable):
+            raise self._error("args", "args must be a list of strings", "Pass e.g. ['-y', 'package']")
+        args = tuple(self.args)
+        for i, arg in enumerate(args):
+            if not isinstance(arg, str):
+                raise self._error(f"args[{i}]", f"must be a string, not {type(arg).__name__}")
+        self._set("args", args)
+        self._set("env", _string_map(self, "env", self.env, secret=True))
+        for name in self.env:
+            if not name or "=" in name or "\0" in name:
+                raise self._error(f"env.{name}", "is not a valid environment variable name")
+        if self.cwd is not None:
+            if not isinstance(self.cwd, (str, os.PathLike)):
+                raise self._error("cwd", f"must be a path, not {type(self.cwd).__name__}")
+            self._set("cwd", os.fspath(self.cwd))
+
+    def _check_http(self) -> None:
+        self._refuse(("command", "args", "env", "cwd"), "HTTP", "Use McpServer.stdio(...) for a local process")
+        if not isinstance(self.url, str) or not self.url.strip():
+            raise self._error("url", "an HTTP server needs a url", "Pass the endpoint, e.g. 'https://example.com/mcp'")
+        url = self.url.strip()
+        self._set("url", url)
+        try:
+            parts = urlsplit(url)
+            parts.port  # noqa: B018  # raises ValueError for a bad port
+        except ValueError:
+            raise self._error("url", f"{redact_url(url)!r} is not a valid URL") from None
+        shown = redact_url(url)
+        if parts.scheme.lower() not in ("http", "https"):
+            raise self._error(
+                "url",
+                f"{shown!r} is not an http(s) URL",
+                "Use the server's Streamable HTTP endpoint, e.g. 'https://example.com/mcp'",
+            )
+        if not parts.hostname:
+            raise self._error("url", f"{shown!r} has no host", "Use a full URL, e.g. 'https://example.com/mcp'")
+        if parts.username is not None or parts.password is not None:
+            raise self._error(
+                "url",
+                f"{shown!r} has credentials in it (user:password@)",
+                "Remove them from the URL and put them in headers, "
+                "e.g. headers={'Authorization': 'Bearer <token>'}, or pass auth=",
+            )
+        if not isinstance(self.allow_insecure_http, bool):
+            raise self._error("allow_insecure_http", "must be true or false")
+        if parts.scheme.lower() == "http" and not _is_loopback(parts.hostname) and not self.allow_insecure_http:
+            raise self._error(
+                "url",
+                f"{shown!r} is plain http to a host that is not loopback, so headers and tool data "
+                "would travel unencrypted",
+                "Use https://, or pass allow_insecure_http=True (allowInsecureHttp in JSON) if the network is trusted",
+            )
+        headers = _string_map(self, "headers", self.headers, secret=True)
+        for name in headers:
+            if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
+                raise self._error(f"headers.{name}", "is not a valid HTTP header name")
+            if any(c in headers[name] for c in "\r\n\0"):
+                raise self._error(f"headers.{name}", "the value contains a line break or NUL character")
+        self._set("headers", headers)
+        if self.auth is not None and not isinstance(self.auth, httpx2.Auth):
+            raise self._error(
+                "auth", f"must be an httpx2.Auth, not {type(self.auth).__name__}", "Or put a token in headers"
+            )
+
+    def _check_options(self) -> None:
+        for key in ("timeout", "call_timeout"):
+            value = getattr(self, key)
+            if key == "call_timeout" and value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < math.inf):
+                raise self._error(key, f"must be a positive number of seconds, not {value!r}")
+            self._set(key, float(value))
+        if not isinstance(self.prefix, bool):
+            raise self._error("prefix", f"must be true or false, not {self.prefix!r}")
+        if isinstance(self.max_pages, bool) or not isinstance(self.max_pages, int) or self.max_pages < 1:
+            raise self._error("max_pages", f"must be a whole number of at least 1, not {self.max_pages!r}")
+        self._set("aliases", _string_map(self, "aliases", self.aliases, secret=False))
+        for raw, alias in self.aliases.items():
+            if not alias:
+                raise self._error(f"aliases.{raw}", "the alias is empty", "Give the model-visible name to use")
+        if self.include is not None:
+            include = _patterns(self, "include", self.include)
+            if not include:
+                raise self._error("include", "is empty, so no tool would be kept", "Leave it out to keep every tool")
+            self._set("include", include)
+        self._set("exclude", _patterns(self, "exclude", self.exclude))
+
+
+# -- helpers ------------------------------------------------------------------------------
+
+
+def _string_map(spec: McpServer, key: str, value: object, *, secret: bool) -> Mapping[str, str]:
+    if value is None:
+        return _EMPTY
+    if not isinstance(value, Mapping):
+        raise spec._error(key, f"must be a mapping of strings to strings, not {type(value).__name__}")
+    for k, v in value.items():
+        if not isinstance(k, str):
+            raise spec._error(key, f"keys must be strings, not {type(k).__name__}")
+        if not isinstance(v, str):
+            shown = "" if secret else f" ({v!r})"
+            raise spec._error(f"{key}.{k}", f"the value must be a string, not {type(v).__name__}{shown}")
+    return MappingProxyType(dict(value))
+
+
+def _patterns(spec: McpServer, key: str, value: object) -> tuple[str, ...]:
+    if isinstance(value, str):
+        return (value,)
+    if not isinstance(value, Iterable):
+        raise spec._error(key, f"must be a list of glob patterns, not {type(value).__name__}")
+    patterns = tuple(value)
+    for i, pattern in enumerate(patterns):
+        if not isinstance(pattern, str) or not pattern:
+            raise spec._error(f"{key}[{i}]", f"must be a non-empty glob pattern string, not {pattern!r}")
+    return patterns
+
+
+def _is_loopback(host: str) -> bool:
+    host = host.rstrip(".").lower()
+    if host == "localhost":
+        return True
+    try:
+        address = ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        address = address.ipv4_mapped
+    return address.is_loopback
+
+
+def redact_url(url: str) -> str:
+    """``url`` without credentials, query values or fragment: safe for logs and errors."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        if ":" in host:
+            host = f"[{host}]"
+        netloc = host if parts.port is None else f"{host}:{parts.port}"
+        query = "&".join(f"{k}=***" for k, _ in parse_qsl(parts.query, keep_blank_values=True))
+    except ValueError:
+        return "<invalid url>"
+    return SplitResult(parts.scheme, netloc, parts.path, query, "").geturl()
+
+
+def check_allowed_hosts(servers: Iterable[McpServer], hosts: Iterable[str]) -> list[McpServer]:
+    """Refuse HTTP servers whose host is not allowed; returns the servers as a list.
+
+    A host entry is a host name or IP address (case-insensitive, exact), or ``*.domain``
+    for any subdomain of ``domain`` (not ``domain`` itself). Ports are not considered.
+    stdio servers are not affected. An empty ``hosts`` refuses every HTTP server.
+
+    Raises:
+        ServerConfigError: naming the first server whose host is not allowed.
+    """
+    if isinstance(hosts, str):
+        raise ServerConfigError(
+            "allowed_hosts must be a list of host names, not a string",
+            fix=f"Pass [{hosts!r}]",
+        )
+    allowed = [_normal_host(h) for h in hosts]
+    servers = list(servers)
+    for server in servers:
+        host = server.host
+        if host is None:
+            continue
+        host = _normal_host(host)
+        if not any(
+            host == entry or (entry.startswith("*.") and host.endswith(entry[1:]) and len(host) > len(entry) - 1)
+            for entry in allowed
+        ):
+            shown = ", ".join(repr(h) for h in allowed) or "none"
+            raise ServerConfigError(
+                f"host {host!r} is not an allowed host (allowed: {shown})",
+                server=server.label,
+                key="url",
+                fix="Add the host to allowed_hosts, or remove the server",
+            )
+    return servers
+
+
+def _normal_host(host: str) -> str:
+    if not isinstance(host, str) or not host:
+        raise ServerConfigError(f"allowed host {host!r} must be a non-empty string")
+    host = host.strip().lower().rstrip(".")
+    if host.startswith("[") and host.endswith("]"):
+        host = host[1:-1]
+    try:
+        return str(ipaddress.ip_address(host))
+    except ValueError:
+        return host
+
+
+# -- the mcpServers JSON ------------------------------------------------------------------
+
+_ENV_REF = re.compile(r"\$\{(env|input):([^}]*)\}")
+
+# JSON key -> McpServer field. Multi-word options are accepted in camelCase and snake_case.
+_FIELDS = {
+    "command": "command",
+    "args": "args",
+    "env": "env",
+    "cwd": "cwd",
+    "url": "url",
+    "headers": "headers",
+    "timeout": "timeout",
+    "callTimeout": "call_timeout",
+    "call_timeout": "call_timeout",
+    "prefix": "prefix",
+    "aliases": "aliases",
+    "include": "include",
+    "exclude": "exclude",
+    "maxPages": "max_pages",
+    "max_pages": "max_pages",
+    "allowInsecureHttp": "allow_insecure_http",
+    "allow_insecure_http": "allow_insecure_http",
+}
+# Keys other clients keep in the same file that only concern their approval UI.
+_IGNORED = frozenset({"autoApprove", "alwaysAllow"})
+_TYPES: Mapping[str, Transport] = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamable_http": "http",
+    "streamableHttp": "http",
+}
+_KNOWN = sorted({*_FIELDS, "type", "disabled"})
+
+
+def _read_json(path: str) -> Any:
+    try:
+        text = Path(path).read_text(encoding="utf-8-sig")
+    except OSError as exc:
+        raise ServerConfigError(
+            f"cannot read the MCP config file ({exc.strerror or type(exc).__name__})", origin=path
+        ) from None
+    except UnicodeDecodeError:
+        raise ServerConfigError("the MCP config file is not UTF-8 text", origin=path) from None
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        pass
+    # VS Code's mcp.json is JSON with comments and trailing commas.
+    try:
+        return json.loads(_strip_jsonc(text))
+    except json.JSONDecodeError as exc:
+        raise ServerConfigError(
+            f"line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})",
+            fix="Fix the JSON syntax at that position",
+            origin=path,
+        ) from None
+
+
+def _strip_jsonc(text: str) -> str:
+    """Blank out comments and trailing commas, keeping every line and column in place."""
+    out = list(text)
+    i, n = 0, len(text)
+    in_string = False
+    last_comma: int | None = None
+    while i < n:
+        c = text[i]
+        if in_string:
+            if c == "\\":
+                i += 2
+                continue
+            if c == '"':
+                in_string = False
+        elif c == '"':
+            in_string = True
+            last_comma = None
+        elif text.startswith("//", i):
+            while i < n and text[i] != "\n":
+                out[i] = " "
+                i += 1
+            continue
+        elif text.startswith("/*", i):
+            end = text.find("*/", i + 2)
+            end = n if end < 0 else end + 2
+            for j in range(i, end):
+                if out[j] != "\n":
+                    out[j] = " "
+            i = end
+            continue
+        elif c == ",":
+            last_comma = i
+        elif c in "}]":
+            if last_comma is not None:
+                out[last_comma] = " "
+            last_comma = None
+        elif not c.isspace():
+            last_comma = None
+        i += 1
+    return "".join(out)
+
+
+def _server_entries(document: Any) -> list[tuple[str, Any]]:
+    if not isinstance(document, Mapping):
+        raise ServerConfigError(
+            f"the config must be a JSON object, not {_json_type(document)}",
+            fix='Use {"mcpServers": {"<label>": {...}}}',
+        )
+    present = [key for key in ("mcpServers", "servers") if key in document]
+    if not present:
+        raise ServerConfigError(
+            "found neither 'mcpServers' (Claude Desktop, Cursor) nor 'servers' (VS Code)",
+            fix='Use {"mcpServers": {"<label>": {"command": ...} or {"url": ...}}}',
+        )
+    if len(present) == 2:
+        raise ServerConfigError(
+            "has both 'mcpServers' and 'servers'", key="servers", fix="Keep one of them, with every server in it"
+        )
+    servers = document[present[0]]
+    if not isinstance(servers, Mapping):
+        raise ServerConfigError(
+            f"must be an object of servers by label, not {_json_type(servers)}",
+            key=present[0],
+            fix='Use {"<label>": {"command": ...}}',
+        )
+    return list(servers.items())
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
+
+
+def _parse(label: object, entry: Any) -> McpServer | None:
+    if not isinstance(label, str):
+        raise ServerConfigError(f"server label {label!r} must be a string")
+    if not isinstance(entry, Mapping):
+        raise ServerConfigError(
+            f"must be an object, not {_json_type(entry)}",
+            server=label,
+            fix='Use {"command": ..., "args": [...]} or {"url": ...}',
+        )
+    disabled = entry.get("disabled", False)
+    if not isinstance(disabled, bool):
+        raise ServerConfigError(f"must be true or false, not {_json_type(disabled)}", server=label, key="disabled")
+    if disabled:
+        return None
+    for key in entry:
+        if key not in _FIELDS and key not in _IGNORED and key not in ("type", "disabled"):
+            hint = ""
+            if key == "envFile":
+                hint = "toolmesh does not read env files; put the variables in 'env' (or use ${env:NAME}). "
+            raise ServerConfigError(
+                "unknown key",
+                server=label,
+                key=str(key),
+                fix=f"{hint}Remove it; known keys are " + ", ".join(repr(k) for k in _KNOWN),
+            )
+    transport = _transport(label, entry)
+    kwargs: dict[str, Any] = {}
+    for key, value in entry.items():
+        name = _FIELDS.get(key)
+        if name is None:
+            continue
+        if name in kwargs:
+            raise ServerConfigError(
+                f"is given twice (as {_camel(name)!r} and {name!r})", server=label, key=key, fix="Keep one of them"
+            )
+        kwargs[name] = _check_json_type(label, key, name, _expand(label, key, value))
+    return McpServer(label=label, transport=transport, **kwargs)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _transport(label: str, entry: Mapping[str, Any]) -> Transport:
+    has_command = "command" in entry
+    has_url = "url" in entry
+    kind = entry.get("type")
+    if kind is not None:
+        if kind == "sse":
+            raise ServerConfigError(
+                "the legacy SSE transport is not supported",
+                server=label,
+                key="type",
+                fix='Use the server\'s Streamable HTTP endpoint with "type": "http" (often the same URL '
+                "ending in /mcp instead of /sse)",
+            )
+        if not isinstance(kind, str) or kind not in _TYPES:
+            raise ServerConfigError(f"unknown type {kind!r}", server=label, key="type", fix='Use "stdio" or "http"')
+        transport = _TYPES[kind]
+        if transport == "stdio" and has_url:
+            raise ServerConfigError(
+                'a "stdio" server has no url', server=label, key="url", fix='Remove it, or use "type": "http"'
+            )
+        if transport == "http" and has_command:
+            raise ServerConfigError(
+                'an "http" server has no command', server=label, key="command", fix='Remove it, or use "type": "stdio"'
+            )
+        return transport
+    if has_command and has_url:
+        raise ServerConfigError(
+            "has both 'command' and 'url'",
+            server=label,
+            key="url",
+            fix="Keep 'command' for a local (stdio) server or 'url' for an HTTP server, not both",
+        )
+    if not has_command and not has_url:
+        raise ServerConfigError(
+            "has neither 'command' nor 'url'",
+            server=label,
+            fix='Add "command" (and "args") for a local server, or "url" for an HTTP server',
+        )
+    return "stdio" if has_command else "http"
+
+
+_JSON_TYPES: Mapping[str, tuple[tuple[type, ...], str]] = {
+    "command": ((str,), "a string"),
+    "args": ((list,), "an array of strings"),
+    "env": ((Mapping,), "an object of strings"),
+    "cwd": ((str,), "a string"),
+    "url": ((str,), "a string"),
+    "headers": ((Mapping,), "an object of strings"),
+    "timeout": ((int, float), "a number of seconds"),
+    "call_timeout": ((int, float, type(None)), "a number of seconds or null"),
+    "prefix": ((bool,), "true or false"),
+    "aliases": ((Mapping,), "an object of strings"),
+    "include": ((list, str), "an array of glob patterns"),
+    "exclude": ((list, str), "an array of glob patterns"),
+    "max_pages": ((int,), "a whole number"),
+    "allow_insecure_http": ((bool,), "true or false"),
+}
+
+
+def _check_json_type(label: str, key: str, name: str, value: Any) -> Any:
+    types, wanted = _JSON_TYPES[name]
+    ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
+    if not ok:
+        raise ServerConfigError(f"must be {wanted}, not {_json_type(value)}", server=label, key=key)
+    return value
+
+
+def _expand(label: str, key: str, value: Any, path: str | None = None) -> Any:
+    """Replace ``${env:NAME}`` in string values (as VS Code and Cursor do)."""
+    where = path or key
+    if isinstance(value, str):
+        return _ENV_REF.sub(lambda m: _lookup(label, where, m), value) if "${" in value else value
+    if isinstance(value, list):
+        return [_expand(label, key, v, f"{where}[{i}]") for i, v in enumerate(value)]
+    if isinstance(value, Mapping):
+        return {k: _expand(label, key, v, f"{where}.{k}") for k, v in value.items()}
+    return value
+
+
+def _lookup(label: str, where: str, match: re.Match[str]) -> str:
+    kind, name = match.group(1), match.group(2)
+    if kind == "input":
+        raise ServerConfigError(
+            f"${{input:{name}}} needs an interactive prompt, which toolmesh does not have",
+            server=label,
+            key=where,
+            fix=f"Use ${{env:NAME}} and set the environment variable instead of input {name!r}",
+        )
+    value = os.environ.get(name)
+    if value is None:
+        raise ServerConfigError(
+            f"refers to the environment variable {name!r}, which is not set",
+            server=label,
+            key=where,
+            fix=f"Set {name} in the environment",
+        )
+    return value
