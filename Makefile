@@ -19,8 +19,8 @@ demo: install
 	$(BIN)/python examples/demo.py
 
 lint: install
-	$(BIN)/ruff check src tests examples bench
-	$(BIN)/ruff format --check src tests examples bench
+	$(BIN)/ruff check
+	$(BIN)/ruff format --check
 	$(BIN)/mypy --strict src
 
 unit: install

@@ -16,6 +16,8 @@ from .errors import (
     ToolmeshError,
     ToolNotFoundError,
 )
+from .mcp import McpServer, ServerConfigError
+from .names import PROVIDER_RULES, NamePolicy, NameRule
 from .native import NativeTool, tool
 from .output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput, to_output
 from .registry import ToolRegistry, ToolSnapshot
@@ -36,25 +38,30 @@ __all__ = [
     "IoMode",
     "Json",
     "McpEntry",
+    "McpServer",
     "NameCollisionError",
+    "NamePolicy",
+    "NameRule",
     "NativeEntry",
     "NativeTool",
+    "PROVIDER_RULES",
     "ResourceLink",
+    "ServerConfigError",
     "ServerConnectionError",
     "TaskSupport",
     "Text",
+    "to_output",
+    "tool",
     "ToolAnnotations",
     "ToolCall",
     "ToolCapabilities",
     "ToolContext",
     "ToolDefinition",
     "ToolExecutionError",
+    "ToolmeshError",
     "ToolNotFoundError",
     "ToolOutput",
     "ToolRegistry",
     "ToolResult",
     "ToolSnapshot",
-    "ToolmeshError",
-    "to_output",
-    "tool",
 ]
