@@ -6,12 +6,15 @@ frozen view of some rows: what one model turn advertises is exactly what it runs
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
 
+import anyio
+import anyio.abc
 from opentelemetry import trace
 
 from ._execution import DispatchSettings, execute, guarded, open_span, record_outcome
@@ -20,10 +23,18 @@ from .context import ToolContext
 from .definition import ToolDefinition
 from .entries import DynamicEntry, DynamicHandler, Entry, HostedEntry, McpEntry, NativeEntry
 from .errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError, ToolNotFoundError
+from .names import NamePolicy
 from .native import NativeTool, caller_namespace
+from .output import ToolOutput
 from .result import Disposition, ToolResult
 
+if TYPE_CHECKING:
+    from .mcp.config import McpServer
+    from .mcp.connection import McpConnection
+
 __all__ = ["ToolRegistry", "ToolSnapshot"]
+
+_logger = logging.getLogger("toolmesh")
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -131,12 +142,16 @@ class ToolRegistry(_Catalog):
         show_error_details: bool = False,
         default_timeout: float | None = None,
         tracer_provider: trace.TracerProvider | None = None,
+        names: NamePolicy | None = None,
     ) -> None:
         """Args:
         show_error_details: Show the text of unexpected exceptions to the model (default:
             only the kind's generic text; the detail stays in the error and the log).
         default_timeout: Seconds any call may take unless its row or context says otherwise.
         tracer_provider: Where dispatch spans go; the global OpenTelemetry provider if None.
+        names: How MCP tools get model-visible names and which names are valid (native,
+            dynamic and hosted names are checked against its provider rule); the default
+            policy names MCP tools ``{server}__{tool}`` under the MCP name rule.
         """
         if default_timeout is not None and default_timeout <= 0:
             raise ConfigurationError(f"default_timeout must be positive seconds, got {default_timeout!r}")
@@ -144,8 +159,27 @@ class ToolRegistry(_Catalog):
         self._settings = DispatchSettings(show_error_details, default_timeout, tracer_provider)
         self._by_function: dict[int, NativeEntry] = {}
         self._exit_stack = AsyncExitStack()
+        self._names = names
+        self._local: dict[str, Entry] = {}
+        self._servers: dict[str, tuple[McpConnection, dict[str, McpEntry]]] = {}
+        self._task_group: anyio.abc.TaskGroup | None = None
+        self._lifecycle = "new"
+
+    @property
+    def name_policy(self) -> NamePolicy:
+        """The policy naming MCP tools (the default one when none was given)."""
+        if self._names is None:
+            self._names = NamePolicy()
+        return self._names
 
     async def __aenter__(self) -> ToolRegistry:
+        if self._lifecycle != "new":
+            raise RuntimeError(
+                f"this ToolRegistry is {self._lifecycle}; a registry can be entered once: make a new ToolRegistry()"
+            )
+        self._task_group = await self._exit_stack.enter_async_context(anyio.create_task_group())
+        self._exit_stack.push_async_callback(self._close_servers)
+        self._lifecycle = "open"
         return self
 
     async def __aexit__(
@@ -154,8 +188,23 @@ class ToolRegistry(_Catalog):
         await self.aclose()
 
     async def aclose(self) -> None:
-        """Close everything the registry owns (MCP sessions, child processes)."""
+        """Close everything the registry owns: every MCP session and stdio child process."""
+        if self._lifecycle == "closed":
+            return
+        self._lifecycle = "closed"
         await self._exit_stack.aclose()
+
+    async def _close_servers(self) -> None:
+        connections = [connection for connection, _ in self._servers.values()]
+        for label in list(self._servers):
+            self._drop_server(label)
+        with anyio.CancelScope(shield=True):
+            async with anyio.create_task_group() as group:
+                for connection in connections:
+                    group.start_soon(connection.aclose)
+        if self._task_group is not None:
+            # Reconnect attempts still sleeping or starting have nothing left to serve.
+            self._task_group.cancel_scope.cancel()
 
     def __repr__(self) -> str:
         return f"ToolRegistry({len(self._rows)} rows)"
@@ -163,6 +212,9 @@ class ToolRegistry(_Catalog):
     # -- registration -------------------------------------------------------------
 
     def _check_name(self, name: str, what: str) -> None:
+        if self._names is not None:
+            self._names.check_name(name, owner=what)
+            return
         if not isinstance(name, str) or not _VALID_NAME.match(name):
             raise ConfigurationError(
                 f"{what}: name {name!r} is not a valid tool name; use 1-128 characters of "
@@ -171,11 +223,23 @@ class ToolRegistry(_Catalog):
 
     def _add(self, row: Entry, replace: bool) -> None:
         existing = self._rows.get(row.name)
+        if isinstance(existing, McpEntry):
+            raise NameCollisionError(
+                row.name,
+                describe_row(existing),
+                describe_row(row),
+                f"Register it under another name, or give the MCP tool another name with "
+                f"aliases={{{existing.wire_name!r}: '<new name>'}} on server {existing.server!r}.",
+            )
         if existing is not None and not replace:
             raise NameCollisionError(row.name, describe_row(existing), describe_row(row))
         if isinstance(existing, NativeEntry):
             self._forget_function(existing)
-        self._rows[row.name] = row
+        self._local[row.name] = row
+        if self._servers and existing is None:
+            self._rebuild()
+        else:
+            self._rows[row.name] = row
         if isinstance(row, NativeEntry):
             self._by_function[id(row.tool)] = row
             self._by_function[id(row.tool.fn)] = row
@@ -324,9 +388,197 @@ class ToolRegistry(_Catalog):
         """
         row = self[name]
         del self._rows[name]
+        if isinstance(row, McpEntry):
+            self._servers[row.server][1].pop(name, None)
+        else:
+            self._local.pop(name, None)
         if isinstance(row, NativeEntry):
             self._forget_function(row)
         return row
+
+    # -- MCP servers ----------------------------------------------------------------
+
+    def _rebuild(self) -> None:
+        """Catalog order: local rows in registration order, then servers in connection order."""
+        rows: dict[str, Entry] = dict(self._local)
+        for _, server_rows in self._servers.values():
+            rows.update(server_rows)
+        self._rows = rows
+
+    def _drop_server(self, label: str) -> McpConnection:
+        connection, _ = self._servers.pop(label)
+        self._rebuild()
+        return connection
+
+    def _require_open(self, what: str) -> anyio.abc.TaskGroup:
+        if self._lifecycle == "closed":
+            raise ConfigurationError(f"{what}: this ToolRegistry is closed; make a new one")
+        if self._task_group is None:
+            raise ConfigurationError(
+                f"{what}: MCP servers need the registry's lifecycle; use "
+                "`async with ToolRegistry() as registry:` and connect inside the block, so leaving it "
+                "closes every session and child process"
+            )
+        return self._task_group
+
+    async def _discover(self, server: McpServer) -> tuple[McpConnection, list[Any]]:
+        from .mcp.catalog import select_tools
+        from .mcp.connection import McpConnection
+
+        group = self._require_open(f"connect({server.label!r})")
+        if server.label in self._servers:
+            raise ConfigurationError(
+                f"MCP server {server.label!r} is already connected; give the other server another label, "
+                f"or disconnect({server.label!r}) first"
+            )
+        connection = McpConnection(server, group)
+        tools = select_tools(server, await connection.open())
+        return connection, tools
+
+    def _commit(self, connection: McpConnection, tools: list[Any]) -> None:
+        """Add one server's rows, all or nothing (no await: nothing can interleave)."""
+        from .mcp.catalog import build_rows, owners
+
+        label = connection.label
+        if label in self._servers:
+            raise ConfigurationError(
+                f"MCP server {label!r} is already connected; give the other server another label, "
+                f"or disconnect({label!r}) first"
+            )
+        rows = build_rows(connection.spec, tools, self.name_policy, owners(self._rows, describe_row), connection)
+        if not rows:
+            _logger.warning("MCP server %r is connected but offers no tools (after filters)", label)
+        self._servers[label] = (connection, {row.name: row for row in rows})
+        self._rebuild()
+
+    async def connect(self, server: McpServer) -> McpConnection:
+        """Connect an MCP server and add its tools as ``McpEntry`` rows (after the existing rows).
+
+        Connecting is the handshake plus every page of ``tools/list``, within the spec's
+        ``timeout``. The server's rows are added all or nothing.
+
+        Returns:
+            The server's connection (protocol version, server info, capabilities).
+
+        Raises:
+            ServerConnectionError: when the server cannot be started, reached or listed in
+                time; the registry is unchanged.
+            NameCollisionError: when a tool's model-visible name is taken (naming both
+                owners); the registry is unchanged and the session closed.
+            ConfigurationError: outside ``async with ToolRegistry()``, or for a label that
+                is already connected.
+        """
+        connection, tools = await self._discover(server)
+        try:
+            self._commit(connection, tools)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await connection.aclose()
+            raise
+        return connection
+
+    async def connect_all(self, servers: Iterable[McpServer], *, skip_failures: bool = False) -> list[McpConnection]:
+        """Connect several servers in parallel; rows are added in the order of ``servers``.
+
+        By default it is all or nothing: when any server fails (connect or name
+        collision), every server of this call is closed, the registry is unchanged and
+        the first failure (in the order given) is raised, with the others as notes.
+        With ``skip_failures=True`` failed servers are logged and left out.
+
+        Returns:
+            The connections made, in the order of ``servers``.
+
+        Raises:
+            ServerConnectionError, NameCollisionError, ConfigurationError: as ``connect``.
+        """
+        specs = list(servers)
+        labels = [spec.label for spec in specs]
+        for label in labels:
+            if labels.count(label) > 1:
+                raise ConfigurationError(f"connect_all: the label {label!r} is given twice; labels must be unique")
+        outcomes: list[tuple[McpConnection, list[Any]] | Exception | None] = [None] * len(specs)
+
+        async def discover(index: int) -> None:
+            try:
+                outcomes[index] = await self._discover(specs[index])
+            except Exception as exc:
+                outcomes[index] = exc
+
+        async with anyio.create_task_group() as group:
+            for index in range(len(specs)):
+                group.start_soon(discover, index)
+
+        connected: list[McpConnection] = []
+        failures: list[Exception] = []
+        for outcome in outcomes:
+            if isinstance(outcome, tuple):
+                connection, tools = outcome
+                try:
+                    self._commit(connection, tools)
+                except Exception as exc:
+                    failures.append(exc)
+                    await connection.aclose()
+                else:
+                    connected.append(connection)
+            elif isinstance(outcome, Exception):
+                failures.append(outcome)
+        if failures and not skip_failures:
+            for connection in connected:
+                self._drop_server(connection.label)
+            with anyio.CancelScope(shield=True):
+                for connection in connected:
+                    await connection.aclose()
+            first = failures[0]
+            for other in failures[1:]:
+                first.add_note(f"also: {other}")
+            raise first
+        for failure in failures:
+            _logger.warning("connect_all: skipped a server: %s", failure)
+        return connected
+
+    async def disconnect(self, label: str) -> None:
+        """Remove a server's rows and close its session (and its stdio child process).
+
+        Raises:
+            ConfigurationError: when no server of that label is connected.
+        """
+        if label not in self._servers:
+            known = ", ".join(repr(k) for k in self._servers) or "none"
+            raise ConfigurationError(f"disconnect: no MCP server {label!r} is connected (connected: {known})")
+        connection = self._drop_server(label)
+        with anyio.CancelScope(shield=True):
+            await connection.aclose()
+
+    def connection(self, label: str) -> McpConnection:
+        """The connection of the server ``label``.
+
+        Raises:
+            ConfigurationError: when no server of that label is connected.
+        """
+        try:
+            return self._servers[label][0]
+        except KeyError:
+            known = ", ".join(repr(k) for k in self._servers) or "none"
+            raise ConfigurationError(f"no MCP server {label!r} is connected (connected: {known})") from None
+
+    def connections(self) -> list[McpConnection]:
+        """Every connected server's connection, in connection order."""
+        return [connection for connection, _ in self._servers.values()]
+
+    async def read_resource(self, server: str, uri: str) -> ToolOutput:
+        """Read a resource of a connected server (``resources/read``) as output blocks.
+
+        Raises:
+            ToolExecutionError: ``not_found`` for an unknown server or URI, ``unavailable``
+                when the server cannot be reached, ``timeout`` after its ``call_timeout``.
+        """
+        if server not in self._servers:
+            known = ", ".join(repr(k) for k in self._servers) or "none"
+            raise ToolExecutionError(
+                f"read_resource: no MCP server {server!r} is connected (connected: {known})",
+                kind=ErrorKind.NOT_FOUND,
+            )
+        return await self._servers[server][0].read_resource(uri)
 
     def snapshot(self, active: Iterable[str] | None = None) -> ToolSnapshot:
         """Freeze the rows a turn advertises (all, or the ``active`` names, in catalog order).

@@ -1,0 +1,261 @@
+"""The one place where exceptions of the ``mcp`` SDK, anyio and httpx2 become ``ErrorKind``s.
+
+Every failure of a call to an MCP server passes through ``map_error``, most specific
+first, the way httpx maps httpcore's exceptions at one choke point. The table::
+
+    MCPError (JSON-RPC error response)       by code:
+        -32000 connection closed             unavailable  (the session is gone)
+        -32001 request timeout               timeout
+        -32002 resource not found            not_found
+        -32600 "Session terminated" (HTTP 404 on a live session)
+                                             unavailable  (the session is gone)
+        -32601 method not found              not_found
+        -32602 invalid params                invalid_arguments, or not_found for
+                                             "unknown tool" / "tool ... not found"
+                                             (and "unknown resource" on resources/read)
+        -32042 URL elicitation required      permission_denied
+        -32022 unsupported protocol version  unavailable
+        other codes (-32700, -32603, -32020, -32021, server codes)
+                                             upstream_error
+    TimeoutError, httpx2.TimeoutException    timeout
+    anyio.ClosedResourceError, BrokenResourceError, EndOfStream,
+    httpx2.TransportError, OSError           unavailable
+    httpx2.HTTPStatusError                   401/403 permission_denied, 408 timeout,
+                                             429 rate_limited, 404/5xx unavailable,
+                                             other upstream_error
+    httpx2.HTTPError, StreamableHTTPError,
+    SubscriptionLost                         unavailable
+    RuntimeError from an outputSchema check  upstream_error ("does not match its outputSchema")
+    pydantic.ValidationError, UnexpectedClaimedResult,
+    InputRequiredRoundsExceededError,
+    OAuthFlowError                           upstream_error / permission_denied (OAuth)
+    (Base)ExceptionGroup                     its first leaf, mapped by this table
+    anything else                            internal
+
+``SESSION_FATAL`` says which of these mean the session is dead, so the connection
+reconnects on the next call.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+import anyio
+import httpx2
+import mcp_types
+import pydantic
+from mcp.client._input_required import InputRequiredRoundsExceededError
+from mcp.client.auth.exceptions import OAuthFlowError
+from mcp.client.extension import UnexpectedClaimedResult
+from mcp.client.streamable_http import StreamableHTTPError
+from mcp.client.subscriptions import SubscriptionLost
+from mcp.shared.exceptions import MCPError
+
+from ..errors import ErrorKind, ToolExecutionError
+
+__all__ = ["MAPPED_EXCEPTIONS", "MappedError", "classify", "is_session_fatal", "map_error", "unknown_tool_text"]
+
+RESOURCE_NOT_FOUND = -32002
+"""The MCP spec's error code for ``resources/read`` of an unknown URI."""
+
+_UNKNOWN_TOOL = re.compile(r"unknown tool|tool\b.*\bnot found|no such tool|tool not found", re.IGNORECASE)
+_UNKNOWN_RESOURCE = re.compile(r"unknown resource|resource\b.*\bnot found|no such resource", re.IGNORECASE)
+_OUTPUT_SCHEMA = re.compile(
+    r"has an output schema but did not return structured content|invalid structured content|invalid schema for tool",
+    re.IGNORECASE,
+)
+
+_CODE_KINDS: dict[int, ErrorKind] = {
+    mcp_types.CONNECTION_CLOSED: ErrorKind.UNAVAILABLE,
+    mcp_types.REQUEST_TIMEOUT: ErrorKind.TIMEOUT,
+    RESOURCE_NOT_FOUND: ErrorKind.NOT_FOUND,
+    mcp_types.METHOD_NOT_FOUND: ErrorKind.NOT_FOUND,
+    mcp_types.INVALID_PARAMS: ErrorKind.INVALID_ARGUMENTS,
+    mcp_types.URL_ELICITATION_REQUIRED: ErrorKind.PERMISSION_DENIED,
+    mcp_types.UNSUPPORTED_PROTOCOL_VERSION: ErrorKind.UNAVAILABLE,
+}
+
+_HTTP_STATUS_KINDS: dict[int, ErrorKind] = {
+    401: ErrorKind.PERMISSION_DENIED,
+    403: ErrorKind.PERMISSION_DENIED,
+    404: ErrorKind.UNAVAILABLE,
+    408: ErrorKind.TIMEOUT,
+    429: ErrorKind.RATE_LIMITED,
+}
+
+MAPPED_EXCEPTIONS: tuple[type[BaseException], ...] = (
+    MCPError,
+    TimeoutError,
+    anyio.ClosedResourceError,
+    anyio.BrokenResourceError,
+    anyio.EndOfStream,
+    httpx2.HTTPStatusError,
+    httpx2.TimeoutException,
+    httpx2.TransportError,
+    httpx2.HTTPError,
+    httpx2.StreamError,
+    httpx2.InvalidURL,
+    httpx2.CookieConflict,
+    StreamableHTTPError,
+    SubscriptionLost,
+    OSError,
+    pydantic.ValidationError,
+    UnexpectedClaimedResult,
+    InputRequiredRoundsExceededError,
+    OAuthFlowError,
+    RuntimeError,
+    BaseExceptionGroup,
+)
+"""Every exception type ``classify`` maps to a kind of its own (everything else is internal)."""
+
+
+@dataclass(frozen=True, slots=True)
+class MappedError:
+    """What an exception means for a call."""
+
+    kind: ErrorKind
+    """The error kind."""
+    detail: str
+    """What went wrong, in words, for messages."""
+    code: int | None = None
+    """The JSON-RPC error code, when the server answered with one."""
+    http_status: int | None = None
+    """The HTTP status, when the failure was an HTTP response."""
+    session_fatal: bool = False
+    """The session is gone: the next call must reconnect."""
+    output_schema: bool = False
+    """The result did not match the tool's declared outputSchema."""
+    unknown_tool: bool = False
+    """The server says it does not know the tool."""
+
+
+def _leaf(exc: BaseException) -> BaseException:
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    return exc
+
+
+def _mcp_error(exc: MCPError) -> MappedError:
+    code = exc.code
+    message = exc.message or f"error {code}"
+    if code == mcp_types.INVALID_REQUEST and "session terminated" in message.lower():
+        return MappedError(ErrorKind.UNAVAILABLE, f"the server ended the session ({message})", code, session_fatal=True)
+    if code in (mcp_types.INVALID_PARAMS, mcp_types.METHOD_NOT_FOUND) and _UNKNOWN_TOOL.search(message):
+        return MappedError(ErrorKind.NOT_FOUND, message, code, unknown_tool=True)
+    kind = _CODE_KINDS.get(code, ErrorKind.UPSTREAM_ERROR)
+    if code == mcp_types.CONNECTION_CLOSED:
+        return MappedError(kind, "the connection to the server closed", code, session_fatal=True)
+    if code == mcp_types.REQUEST_TIMEOUT:
+        return MappedError(kind, "the server did not answer in time", code)
+    return MappedError(kind, f"the server answered with error {code}: {message}", code)
+
+
+def classify(exc: BaseException) -> MappedError:
+    """Map one exception (a group: its first leaf) to what it means for the call."""
+    exc = _leaf(exc)
+    match exc:
+        case MCPError():
+            return _mcp_error(exc)
+        case httpx2.HTTPStatusError():
+            status = exc.response.status_code
+            kind = _HTTP_STATUS_KINDS.get(status, ErrorKind.UNAVAILABLE if status >= 500 else ErrorKind.UPSTREAM_ERROR)
+            fatal = status == 404 or status >= 500
+            return MappedError(kind, f"the server answered HTTP {status}", http_status=status, session_fatal=fatal)
+        case httpx2.TimeoutException() | TimeoutError():
+            return MappedError(ErrorKind.TIMEOUT, f"timed out ({type(exc).__name__})")
+        case (
+            httpx2.TransportError()
+            | httpx2.HTTPError()
+            | httpx2.StreamError()
+            | anyio.ClosedResourceError()
+            | anyio.BrokenResourceError()
+            | anyio.EndOfStream()
+            | StreamableHTTPError()
+            | SubscriptionLost()
+        ):
+            text = str(exc) or "connection lost"
+            return MappedError(
+                ErrorKind.UNAVAILABLE, f"the connection failed ({type(exc).__name__}: {text})", session_fatal=True
+            )
+        case httpx2.InvalidURL() | httpx2.CookieConflict():
+            return MappedError(
+                ErrorKind.UNAVAILABLE, f"the HTTP request could not be made ({type(exc).__name__}: {exc})"
+            )
+        case OSError():
+            return MappedError(ErrorKind.UNAVAILABLE, f"{type(exc).__name__}: {exc}", session_fatal=True)
+        case OAuthFlowError():
+            return MappedError(ErrorKind.PERMISSION_DENIED, f"authorization failed ({type(exc).__name__}: {exc})")
+        case pydantic.ValidationError():
+            return MappedError(
+                ErrorKind.UPSTREAM_ERROR,
+                f"the server's answer does not conform to the protocol ({exc.error_count()} validation errors)",
+            )
+        case UnexpectedClaimedResult() | InputRequiredRoundsExceededError():
+            return MappedError(ErrorKind.UPSTREAM_ERROR, f"{type(exc).__name__}: {exc}")
+        case RuntimeError() if _OUTPUT_SCHEMA.search(str(exc)):
+            return MappedError(
+                ErrorKind.UPSTREAM_ERROR,
+                f"the result does not match the tool's declared outputSchema: {exc}",
+                output_schema=True,
+            )
+    return MappedError(ErrorKind.INTERNAL, f"{type(exc).__name__}: {exc}")
+
+
+def unknown_tool_text(text: str, tool: str) -> bool:
+    """Whether an ``isError`` text is the server saying it does not know ``tool``."""
+    return tool in text and _UNKNOWN_TOOL.search(text) is not None
+
+
+def is_session_fatal(exc: BaseException) -> bool:
+    """Whether ``exc`` means the session is gone (the next call reconnects)."""
+    return classify(exc).session_fatal
+
+
+_FEEDBACK: dict[ErrorKind, str] = {
+    ErrorKind.UNAVAILABLE: "The tool {tool!r} is unavailable right now (its server could not be reached). "
+    "You may try again later.",
+    ErrorKind.TIMEOUT: "The tool {tool!r} did not answer in time. You may try again.",
+    ErrorKind.RATE_LIMITED: "The tool {tool!r} is rate limited. Wait before trying again.",
+    ErrorKind.PERMISSION_DENIED: "Permission to use the tool {tool!r} was denied.",
+}
+
+
+def map_error(exc: BaseException, *, server: str, tool: str, operation: str = "tools/call") -> ToolExecutionError:
+    """The ``ToolExecutionError`` for ``exc`` raised while ``server`` ran ``operation`` for ``tool``.
+
+    Anticipated failures (a JSON-RPC error, an outputSchema mismatch, invalid arguments)
+    show their text to the model; transport failures show a short text of their kind;
+    unexpected exceptions withhold their detail. The original is the ``__cause__``.
+    """
+    mapped = classify(exc)
+    if (
+        operation == "resources/read"
+        and mapped.code in (mcp_types.INVALID_PARAMS, RESOURCE_NOT_FOUND)
+        and _UNKNOWN_RESOURCE.search(mapped.detail)
+    ):
+        mapped = MappedError(ErrorKind.NOT_FOUND, mapped.detail, mapped.code)
+    where = f"MCP server {server!r}, {operation} {tool!r}"
+    message = f"{where}: {mapped.detail}"
+    if mapped.unknown_tool:
+        feedback = f"The tool {tool!r} is no longer offered by its server."
+        message = f"{where}: the server no longer offers this tool ({mapped.detail})"
+    elif mapped.output_schema:
+        feedback = f"The tool {tool!r} returned a result that does not match its declared output schema."
+    elif mapped.kind in (ErrorKind.INVALID_ARGUMENTS, ErrorKind.UPSTREAM_ERROR, ErrorKind.NOT_FOUND) and isinstance(
+        _leaf(exc), MCPError
+    ):
+        subject = f"Reading the resource {tool!r}" if operation == "resources/read" else f"The tool {tool!r}"
+        feedback = f"{subject} failed: {_leaf(exc)}"
+    elif mapped.kind in _FEEDBACK:
+        feedback = _FEEDBACK[mapped.kind].format(tool=tool)
+    else:
+        feedback = mapped.kind.default_feedback
+    return ToolExecutionError(
+        message,
+        kind=mapped.kind,
+        code=mapped.code,
+        http_status=mapped.http_status,
+        model_feedback=feedback,
+        cause=exc,
+    )

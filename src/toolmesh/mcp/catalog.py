@@ -1,0 +1,130 @@
+"""Discovery: every page of one server's ``tools/list``, and the rows made from it.
+
+Listing is bounded: a cursor the server already gave, or more pages than the
+server spec's ``max_pages``, is a discovery error naming the server, never a hang or
+a silent truncation. Rows are made all-or-nothing: names are assigned for the whole
+server at once by the ``NamePolicy``, so a collision leaves nothing half-added.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import logging
+from collections.abc import Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import mcp_types
+
+from ..entries import McpCaller, McpEntry
+from ..errors import ServerConnectionError
+from ..names import NamePolicy
+from .convert import tool_capabilities, tool_definition
+
+if TYPE_CHECKING:
+    from mcp import Client
+
+    from .config import McpServer
+
+__all__ = ["build_rows", "discover_tools", "owners", "select_tools"]
+
+logger = logging.getLogger("toolmesh.mcp")
+
+
+async def discover_tools(client: Client, server: str, max_pages: int) -> list[mcp_types.Tool]:
+    """Every tool the server lists, in the server's order, following ``nextCursor``.
+
+    Raises:
+        ServerConnectionError: when the server repeats a cursor or has more than
+            ``max_pages`` pages. Errors of the session itself propagate unchanged.
+    """
+    tools: list[mcp_types.Tool] = []
+    seen: set[str] = set()
+    cursor: str | None = None
+    for page in range(1, max_pages + 1):
+        # The first page always goes to the server: a connect or refresh wants today's list.
+        result = await client.list_tools(cursor=cursor, cache_mode="refresh" if cursor is None else "use")
+        tools.extend(result.tools)
+        cursor = result.next_cursor or None
+        if cursor is None:
+            return tools
+        if cursor in seen:
+            raise ServerConnectionError(
+                server,
+                f"tools/list page {page} returned the cursor {cursor!r} a second time, so its paging never "
+                "ends; fix the server's pagination",
+            )
+        seen.add(cursor)
+    raise ServerConnectionError(
+        server,
+        f"tools/list has more than {max_pages} pages ({len(tools)} tools so far); if the catalog really is "
+        f"that large, raise max_pages on the server spec, or narrow it with include=[...]",
+    )
+
+
+def select_tools(spec: McpServer, tools: Sequence[mcp_types.Tool]) -> list[mcp_types.Tool]:
+    """The tools the spec's ``include``/``exclude`` filters keep, in the server's order."""
+    kept = [tool for tool in tools if spec.allows(tool.name)]
+    for pattern in spec.include or ():
+        if not any(fnmatch.fnmatchcase(tool.name, pattern) for tool in tools):
+            logger.warning("MCP server %r: include pattern %r matches none of its tools", spec.label, pattern)
+    return kept
+
+
+def build_rows(
+    spec: McpServer,
+    tools: Sequence[mcp_types.Tool],
+    policy: NamePolicy,
+    taken: Mapping[str, str],
+    caller: McpCaller,
+) -> list[McpEntry]:
+    """The rows of one server, in the server's order; nothing when any name collides.
+
+    Raises:
+        NameCollisionError: when a model-visible name is in ``taken`` or two of the
+            server's tools get one name (unless the policy de-duplicates).
+    """
+    names = policy.assign(
+        spec.label, [tool.name for tool in tools], prefix=spec.prefix, aliases=spec.aliases, taken=taken
+    )
+    for raw in spec.aliases:
+        if raw not in names:
+            logger.warning("MCP server %r: alias for %r names no tool the server lists", spec.label, raw)
+    timeout = spec.call_timeout
+    return [
+        McpEntry(
+            names[tool.name],
+            tool_definition(names[tool.name], tool),
+            tool_capabilities(tool),
+            spec.label,
+            tool.name,
+            tool,
+            caller,
+            timeout,
+        )
+        for tool in tools
+    ]
+
+
+def owners(rows: Mapping[str, Any], describe: Any) -> Mapping[str, str]:
+    """A lazy ``name -> owner description`` view of existing rows, for ``NamePolicy.assign``."""
+    return _Owners(rows, describe)
+
+
+class _Owners(Mapping[str, str]):
+    __slots__ = ("_describe", "_rows")
+
+    def __init__(self, rows: Mapping[str, Any], describe: Any) -> None:
+        self._rows = rows
+        self._describe = describe
+
+    def __getitem__(self, name: str) -> str:
+        return str(self._describe(self._rows[name]))
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._rows
+
+    def __iter__(self) -> Any:
+        return iter(self._rows)
+
+    def __len__(self) -> int:
+        return len(self._rows)

@@ -1,0 +1,485 @@
+"""One MCP server's session: connect, list, call, read, reconnect, close.
+
+``mcp.Client`` cancels the task that entered it when its transport fails (a server
+dying mid-call over Streamable HTTP, for instance). So a session never lives in a
+host's task: each ``Client`` is entered by a *supervisor* task that runs in the
+registry's task group and does nothing else, and callers use the live client from
+their own tasks. A caller only ever gets a result or a ``ToolExecutionError``:
+
+* the session dies mid-call (the process exits, the endpoint goes away): in-flight
+  calls end at once with kind ``unavailable``, and the session is marked dead;
+* the next call reconnects (stdio: a new process; HTTP: a new session) in the
+  registry's task group, shared by every caller waiting for it; consecutive failed
+  attempts back off (0.5 s doubling to 30 s), during which calls fail fast;
+* ``aclose()`` ends the supervisor, which closes the client and with it the stdio
+  child process (the SDK closes stdin, then terminates and kills the process tree).
+
+Timeouts of calls are the row's (``call_timeout``), applied by dispatch: the SDK
+sends ``notifications/cancelled`` (or aborts the HTTP request) when a call's task is
+cancelled, so a hanging tool is cancelled on the wire.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
+from typing import TYPE_CHECKING, Any, Literal, cast
+
+import anyio
+import anyio.abc
+import httpx2
+import mcp_types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from ..context import ToolContext
+from ..errors import ErrorKind, ServerConnectionError, ToolExecutionError
+from ..output import ToolOutput
+from ..result import MCP_ARGUMENTS, MCP_META, MCP_RESULT, MCP_SERVER_LABEL, MCP_WIRE_NAME
+from . import _errors, convert
+from .catalog import discover_tools
+
+if TYPE_CHECKING:
+    from mcp.shared.dispatcher import ProgressFnT
+
+    from ..entries import McpEntry
+    from .config import McpServer
+
+__all__ = ["ConnectionState", "McpConnection"]
+
+logger = logging.getLogger("toolmesh.mcp")
+
+ConnectionState = Literal["idle", "connected", "down", "closed"]
+"""``idle`` before ``open()``; ``connected``; ``down`` between a lost session and the
+next successful reconnect; ``closed`` after ``aclose()``."""
+
+_BACKOFF_START = 0.5
+_BACKOFF_MAX = 30.0
+_CLOSE_GRACE = 5.0
+_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+"""The SDK's own defaults: 30 s to connect and write, 300 s to read (SSE streams stay open)."""
+
+
+def _client_info() -> mcp_types.Implementation:
+    try:
+        version = importlib_metadata.version("toolmesh")
+    except importlib_metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        version = "0"
+    return mcp_types.Implementation(name="toolmesh", version=version)
+
+
+_CLIENT_INFO = _client_info()
+
+
+@dataclass(eq=False, slots=True)
+class _Session:
+    """One ``mcp.Client`` and the supervisor task that holds it open."""
+
+    generation: int
+    client: Client | None = None
+    error: BaseException | None = None
+    dead: bool = False
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    stop: anyio.Event = field(default_factory=anyio.Event)
+    done: anyio.Event = field(default_factory=anyio.Event)
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    inflight: set[anyio.CancelScope] = field(default_factory=set)
+
+
+def _transport_closed(client: Client) -> bool:
+    """Whether the client's transport has already ended (the server went away while idle).
+
+    Reads a private flag of the SDK's JSON-RPC dispatcher; when the SDK changes, this
+    answers False and the next call finds out the usual way (a closed-connection error).
+    """
+    dispatcher = getattr(client.session, "_dispatcher", None)
+    return bool(getattr(dispatcher, "_closed", False))
+
+
+class McpConnection:
+    """The live session of one MCP server, shared by all its rows (an ``McpCaller``).
+
+    Made and owned by ``ToolRegistry.connect``; hosts read its facts: ``label``,
+    ``spec``, ``state``, ``protocol_version``, ``server_info``, ``capabilities``,
+    ``instructions``.
+    """
+
+    def __init__(self, spec: McpServer, task_group: anyio.abc.TaskGroup) -> None:
+        """Args:
+        spec: The server's spec.
+        task_group: Where supervisor and reconnect tasks run (the registry's).
+        """
+        self.spec = spec
+        self.label: str = spec.label
+        self._task_group = task_group
+        self._session: _Session | None = None
+        self._generation = 0
+        self._closed = False
+        self._reviving: anyio.Event | None = None
+        self._failures = 0
+        self._next_attempt = 0.0
+        self._last_error: str | None = None
+        self.reconnects = 0
+        """How many times a lost session was replaced by a new one."""
+        self.protocol_version: str | None = None
+        """The negotiated protocol version (``2026-07-28`` or a handshake-era one)."""
+        self.server_info: mcp_types.Implementation | None = None
+        """The server's name and version, when it identified itself."""
+        self.capabilities: mcp_types.ServerCapabilities | None = None
+        """What the server said it supports."""
+        self.instructions: str | None = None
+        """The server's instructions for the model, if any."""
+        self.on_tools_changed: Callable[[McpConnection], None] | None = None
+        """Called when the server announces that its tool list changed."""
+
+    def __repr__(self) -> str:
+        return f"McpConnection(label={self.label!r}, state={self.state!r}, protocol={self.protocol_version!r})"
+
+    @property
+    def state(self) -> ConnectionState:
+        """Where the connection is in its life."""
+        if self._closed:
+            return "closed"
+        if self._session is not None and not self._session.dead:
+            return "connected"
+        return "down" if self._generation else "idle"
+
+    # -- the supervisor ----------------------------------------------------------
+
+    async def _enter_client(self, stack: AsyncExitStack) -> Client:
+        spec = self.spec
+        target: Any
+        if spec.transport == "stdio":
+            target = StdioServerParameters(
+                command=spec.command or "",
+                args=list(spec.args or ()),
+                env=dict(spec.env) if spec.env else None,
+                cwd=spec.cwd,
+            )
+        else:
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=dict(spec.headers or {}), auth=spec.auth, timeout=_HTTP_TIMEOUT)
+            )
+            target = streamable_http_client(spec.url or "", http_client=http)
+        client = Client(target, client_info=_CLIENT_INFO, message_handler=self._on_message)
+        return await stack.enter_async_context(client)
+
+    async def _supervise(self, session: _Session) -> None:
+        """Hold one client open until told to stop; never raise into the registry's task group."""
+        try:
+            with session.scope:
+                async with AsyncExitStack() as stack:
+                    client = await self._enter_client(stack)
+                    session.client = client
+                    self.protocol_version = client.protocol_version
+                    self.server_info = client.server_info
+                    self.capabilities = client.server_capabilities
+                    self.instructions = client.instructions
+                    session.ready.set()
+                    await session.stop.wait()
+        except anyio.get_cancelled_exc_class():
+            raise
+        except (Exception, BaseExceptionGroup) as exc:
+            session.error = exc
+            if session.client is not None and not session.stop.is_set():
+                logger.warning("MCP server %r: session lost: %s", self.label, _errors.classify(exc).detail)
+        finally:
+            session.dead = True
+            session.client = None
+            for scope in list(session.inflight):
+                scope.cancel()
+            session.ready.set()
+            session.done.set()
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            logger.debug("MCP server %r: transport reported %r", self.label, message)
+        elif isinstance(message, mcp_types.ToolListChangedNotification) and self.on_tools_changed is not None:
+            self.on_tools_changed(self)
+        await anyio.lowlevel.checkpoint()
+
+    def _start(self) -> _Session:
+        self._generation += 1
+        session = _Session(self._generation)
+        self._task_group.start_soon(self._supervise, session, name=f"toolmesh MCP session {self.label!r}")
+        return session
+
+    async def _stop(self, session: _Session) -> None:
+        """End a session: gracefully when it is up, by cancellation when not (or too slow)."""
+        session.dead = True
+        if session.client is not None:
+            session.stop.set()
+            with anyio.move_on_after(_CLOSE_GRACE):
+                await session.done.wait()
+        session.scope.cancel()
+        with anyio.CancelScope(shield=True):
+            await session.done.wait()
+
+    def _mark_dead(self, session: _Session) -> None:
+        session.dead = True
+        session.stop.set()
+        for scope in list(session.inflight):
+            scope.cancel()
+        if self._session is session:
+            self._session = None
+
+    # -- connect, reconnect, close -------------------------------------------------
+
+    async def open(self) -> list[mcp_types.Tool]:
+        """Connect (handshake) and list every tool, within the spec's ``timeout``.
+
+        Returns:
+            The tools, in the server's order.
+
+        Raises:
+            ServerConnectionError: when the server cannot be started or reached, the
+                handshake or listing fails, or it all takes longer than ``timeout``.
+        """
+        timeout: float | None = self.spec.timeout
+        session = self._start()
+        stage = "connecting"
+        try:
+            with anyio.fail_after(timeout):
+                await session.ready.wait()
+                if session.client is None:
+                    raise self._connect_error(session.error)
+                self._session = session
+                stage = "listing tools (tools/list)"
+                return await discover_tools(session.client, self.label, self.spec.max_pages)
+        except TimeoutError:
+            await self._stop(session)
+            self._session = None
+            raise ServerConnectionError(
+                self.label,
+                f"no answer within {timeout:g}s while {stage}; check that the server runs and answers, or "
+                "raise timeout= on the server spec",
+            ) from None
+        except ServerConnectionError:
+            await self._stop(session)
+            self._session = None
+            raise
+        except Exception as exc:
+            await self._stop(session)
+            self._session = None
+            raise self._connect_error(exc, stage) from exc
+
+    def _connect_error(self, exc: BaseException | None, stage: str = "connecting") -> ServerConnectionError:
+        if exc is None:
+            return ServerConnectionError(self.label, f"the session ended while {stage}")
+        leaf = exc
+        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+            leaf = leaf.exceptions[0]
+        detail = _errors.classify(leaf).detail
+        if isinstance(leaf, OSError) and self.spec.transport == "stdio":
+            hint = (
+                f"could not start {self.spec.command!r} ({type(leaf).__name__}: {leaf}); check the command and its args"
+            )
+        elif self.spec.transport == "http":
+            hint = f"{detail} while {stage}; check that the URL is right and the server is running"
+        else:
+            hint = f"{detail} while {stage}; run the command by hand to see why it fails"
+        error = ServerConnectionError(self.label, hint)
+        error.__cause__ = leaf
+        return error
+
+    async def _revive(self) -> _Session:
+        """A live session: the current one, or a new one made by a (shared) reconnect."""
+        if self._closed:
+            raise ToolExecutionError(
+                f"MCP server {self.label!r} is disconnected", kind=ErrorKind.UNAVAILABLE, retryable=False
+            )
+        if self._reviving is None:
+            wait = self._next_attempt - anyio.current_time()
+            if wait > 0:
+                raise ToolExecutionError(
+                    f"MCP server {self.label!r} is unreachable (last attempt: {self._last_error}); "
+                    f"the next reconnect is in {wait:.1f}s",
+                    kind=ErrorKind.UNAVAILABLE,
+                    model_feedback="The tool is unavailable right now (its server could not be reached). "
+                    "You may try again later.",
+                )
+            self._reviving = anyio.Event()
+            self._task_group.start_soon(self._reconnect, self._reviving, name=f"toolmesh MCP reconnect {self.label!r}")
+        await self._reviving.wait()
+        session = self._session
+        if session is None or session.dead or session.client is None:
+            raise ToolExecutionError(
+                f"MCP server {self.label!r}: reconnecting failed ({self._last_error})",
+                kind=ErrorKind.UNAVAILABLE,
+                model_feedback="The tool is unavailable right now (its server could not be reached). "
+                "You may try again later.",
+            )
+        return session
+
+    async def _reconnect(self, done: anyio.Event) -> None:
+        try:
+            old = self._session
+            if old is not None:
+                self._mark_dead(old)
+            session = self._start()
+            with anyio.move_on_after(self.spec.timeout):
+                await session.ready.wait()
+            if session.client is not None and not self._closed:
+                self._session = session
+                self._failures = 0
+                self._next_attempt = 0.0
+                self.reconnects += 1
+                logger.info("MCP server %r: reconnected (session %d)", self.label, session.generation)
+                return
+            self._last_error = (
+                _errors.classify(session.error).detail if session.error is not None else "no answer in time"
+            )
+            self._failures += 1
+            backoff = min(_BACKOFF_START * 2 ** (self._failures - 1), _BACKOFF_MAX)
+            self._next_attempt = anyio.current_time() + backoff
+            logger.warning(
+                "MCP server %r: reconnect failed (%s); next try in %gs", self.label, self._last_error, backoff
+            )
+            await self._stop(session)
+        except Exception:  # pragma: no cover - a bug here must not take the registry down
+            logger.exception("MCP server %r: reconnect crashed", self.label)
+        finally:
+            if self._reviving is done:
+                self._reviving = None
+            done.set()
+
+    async def _live(self) -> _Session:
+        session = self._session
+        if session is None or session.dead or session.client is None or _transport_closed(session.client):
+            return await self._revive()
+        return session
+
+    async def aclose(self) -> None:
+        """End the session and its stdio child process; calls after this fail as ``unavailable``."""
+        self._closed = True
+        session, self._session = self._session, None
+        if session is not None:
+            await self._stop(session)
+
+    # -- calls ---------------------------------------------------------------------
+
+    async def call_tool(self, entry: McpEntry, arguments: dict[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
+        """Send ``tools/call`` with the row's wire name; the raw result goes on ``ctx.metadata``.
+
+        Raises:
+            ToolExecutionError: ``upstream_error`` for an ``isError`` result (the server's
+                text as model feedback) or an outputSchema mismatch, ``not_found`` when
+                the server no longer offers the tool, ``unavailable`` when the session is
+                lost, and the mapped kind of any other failure.
+        """
+        metadata = ctx.metadata
+        metadata[MCP_SERVER_LABEL] = self.label
+        metadata[MCP_WIRE_NAME] = entry.wire_name
+        metadata[MCP_ARGUMENTS] = arguments
+        session = await self._live()
+        client = session.client
+        assert client is not None
+        scope = anyio.CancelScope()
+        session.inflight.add(scope)
+        try:
+            with scope:
+                # ctx.progress has ProgressFnT's signature; the SDK types it as a Protocol.
+                progress = cast("ProgressFnT | None", ctx.progress)
+                raw = await client.call_tool(entry.wire_name, arguments, progress_callback=progress)
+        except Exception as exc:
+            error = _errors.map_error(exc, server=self.label, tool=entry.wire_name)
+            if _errors.is_session_fatal(exc):
+                self._mark_dead(session)
+            raise error from exc
+        finally:
+            session.inflight.discard(scope)
+        if scope.cancelled_caught:
+            raise self._lost(entry.wire_name, session)
+        metadata[MCP_RESULT] = raw
+        if raw.meta:
+            metadata[MCP_META] = raw.meta
+        if raw.is_error:
+            raise self._tool_error(entry.wire_name, raw)
+        try:
+            return convert.call_result_to_output(raw)
+        except ValueError as exc:
+            raise ToolExecutionError(
+                f"MCP server {self.label!r}, tools/call {entry.wire_name!r}: {exc}",
+                kind=ErrorKind.UPSTREAM_ERROR,
+                model_feedback=f"The tool {entry.wire_name!r} returned content that could not be read.",
+                cause=exc,
+            ) from exc
+
+    def _lost(self, tool: str, session: _Session) -> ToolExecutionError:
+        detail = _errors.classify(session.error).detail if session.error is not None else "the session ended"
+        return ToolExecutionError(
+            f"MCP server {self.label!r}, tools/call {tool!r}: the session was lost mid-call ({detail})",
+            kind=ErrorKind.UNAVAILABLE,
+            model_feedback=f"The tool {tool!r} is unavailable right now (its server went away). You may try again.",
+            cause=session.error,
+        )
+
+    def _tool_error(self, tool: str, raw: mcp_types.CallToolResult) -> ToolExecutionError:
+        text = convert.error_text(raw)
+        if _errors.unknown_tool_text(text, tool):
+            return ToolExecutionError(
+                f"MCP server {self.label!r} no longer offers the tool {tool!r} (it answered: {text})",
+                kind=ErrorKind.NOT_FOUND,
+                model_feedback=f"The tool {tool!r} is no longer offered by its server.",
+            )
+        return ToolExecutionError(
+            f"MCP server {self.label!r}, tool {tool!r} reported an error: {text}",
+            kind=ErrorKind.UPSTREAM_ERROR,
+            model_feedback=text,
+        )
+
+    async def list_tools(self) -> list[mcp_types.Tool]:
+        """Every tool the server lists now (all pages, bounded), within the spec's ``timeout``.
+
+        Raises:
+            ServerConnectionError: when listing fails or takes too long.
+        """
+        try:
+            with anyio.fail_after(self.spec.timeout):
+                session = await self._live()
+                assert session.client is not None
+                return await discover_tools(session.client, self.label, self.spec.max_pages)
+        except TimeoutError:
+            raise ServerConnectionError(
+                self.label, f"tools/list did not answer within {self.spec.timeout:g}s"
+            ) from None
+        except (ServerConnectionError, ToolExecutionError):
+            raise
+        except Exception as exc:
+            raise self._connect_error(exc, "listing tools (tools/list)") from exc
+
+    async def read_resource(self, uri: str) -> ToolOutput:
+        """``resources/read`` passed through: the contents as embedded-resource blocks.
+
+        Raises:
+            ToolExecutionError: ``not_found`` for an unknown URI, ``unavailable`` when the
+                server cannot be reached, ``timeout`` after the spec's ``call_timeout``.
+        """
+        timeout = self.spec.call_timeout
+        session = await self._live()
+        client = session.client
+        assert client is not None
+        scope = anyio.CancelScope()
+        session.inflight.add(scope)
+        try:
+            with scope, anyio.fail_after(timeout):
+                result = await client.read_resource(uri)
+        except Exception as exc:
+            error = _errors.map_error(exc, server=self.label, tool=uri, operation="resources/read")
+            if _errors.is_session_fatal(exc):
+                self._mark_dead(session)
+            raise error from exc
+        finally:
+            session.inflight.discard(scope)
+        if scope.cancelled_caught:
+            raise self._lost(uri, session)
+        try:
+            return convert.resource_contents_to_blocks(result.contents)
+        except ValueError as exc:
+            raise ToolExecutionError(
+                f"MCP server {self.label!r}, resources/read {uri!r}: {exc}", kind=ErrorKind.UPSTREAM_ERROR, cause=exc
+            ) from exc

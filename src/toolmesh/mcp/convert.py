@@ -1,0 +1,186 @@
+"""Conversions between the MCP wire types (``mcp_types``) and toolmesh's own types.
+
+* a discovered ``Tool`` becomes a ``ToolDefinition`` (the server's ``inputSchema`` as
+  parameters) and ``ToolCapabilities`` (title, annotations, icons, outputSchema,
+  ``execution.taskSupport``, ``_meta``);
+* a ``CallToolResult`` becomes a ``ToolOutput``: ``structuredContent`` is one JSON block
+  and the text block that merely repeats it is dropped; text, images, audio, resource
+  links and embedded resources keep their order;
+* a ``ReadResourceResult`` becomes ``EmbeddedResource`` blocks.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+import mcp_types
+
+from ..capabilities import TaskSupport, ToolAnnotations, ToolCapabilities
+from ..definition import ToolDefinition
+from ..output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput
+
+__all__ = [
+    "call_result_to_output",
+    "content_to_block",
+    "error_text",
+    "resource_contents_to_blocks",
+    "tool_capabilities",
+    "tool_definition",
+    "tool_title",
+]
+
+_EMPTY_OBJECT_SCHEMA: Mapping[str, Any] = {"type": "object", "properties": {}}
+
+
+def tool_title(tool: mcp_types.Tool) -> str:
+    """The display title: ``title``, then ``annotations.title``, then the name (MCP's precedence)."""
+    if tool.title:
+        return tool.title
+    if tool.annotations is not None and tool.annotations.title:
+        return tool.annotations.title
+    return tool.name
+
+
+def tool_definition(name: str, tool: mcp_types.Tool) -> ToolDefinition:
+    """What the model sees of ``tool`` under the model-visible ``name``."""
+    parameters: Mapping[str, Any] = tool.input_schema or _EMPTY_OBJECT_SCHEMA
+    return ToolDefinition(name, tool.description or "", parameters, tool.output_schema)
+
+
+def _annotations(tool: mcp_types.Tool) -> ToolAnnotations | None:
+    hints = tool.annotations
+    if hints is None:
+        return None
+    return ToolAnnotations(
+        read_only=hints.read_only_hint,
+        destructive=hints.destructive_hint,
+        idempotent=hints.idempotent_hint,
+        open_world=hints.open_world_hint,
+        title=hints.title,
+    )
+
+
+def _task_support(tool: mcp_types.Tool) -> TaskSupport:
+    execution = tool.execution
+    value = execution.task_support if execution is not None else None
+    # The spec's default when a tool says nothing: it cannot run as a task.
+    return TaskSupport(value) if value else TaskSupport.FORBIDDEN
+
+
+def tool_capabilities(tool: mcp_types.Tool) -> ToolCapabilities:
+    """The host-only facts a server advertises about ``tool``."""
+    icons = tuple(icon.model_dump(mode="json", by_alias=True, exclude_none=True) for icon in tool.icons or ())
+    return ToolCapabilities(
+        task_support=_task_support(tool),
+        output_schema=tool.output_schema,
+        annotations=_annotations(tool),
+        title=tool_title(tool),
+        icons=icons,
+        meta=tool.meta,
+    )
+
+
+def _decode(data: str, what: str) -> bytes:
+    try:
+        return base64.b64decode(data, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"the server sent {what} data that is not valid base64") from exc
+
+
+def _resource(contents: mcp_types.TextResourceContents | mcp_types.BlobResourceContents) -> EmbeddedResource:
+    if isinstance(contents, mcp_types.TextResourceContents):
+        return EmbeddedResource(str(contents.uri), contents.mime_type, text=contents.text)
+    return EmbeddedResource(str(contents.uri), contents.mime_type, blob=_decode(contents.blob, "resource blob"))
+
+
+def content_to_block(content: mcp_types.ContentBlock) -> ContentBlock:
+    """One MCP content block as a toolmesh block (annotations stay on the raw result).
+
+    Raises:
+        ValueError: for image, audio or blob data that is not base64.
+    """
+    match content:
+        case mcp_types.TextContent():
+            return Text(content.text)
+        case mcp_types.ImageContent():
+            return Image(_decode(content.data, "image"), content.mime_type)
+        case mcp_types.AudioContent():
+            return Audio(_decode(content.data, "audio"), content.mime_type)
+        case mcp_types.ResourceLink():
+            return ResourceLink(
+                str(content.uri),
+                content.name,
+                content.description,
+                content.mime_type,
+                content.title,
+                content.size,
+            )
+        case mcp_types.EmbeddedResource():
+            return _resource(content.resource)
+    raise ValueError(f"unsupported MCP content block of type {getattr(content, 'type', type(content).__name__)!r}")
+
+
+def _repeats(block: mcp_types.ContentBlock, structured: object) -> bool:
+    """Whether ``block`` is only the JSON text fallback of the structured content."""
+    if not isinstance(block, mcp_types.TextContent):
+        return False
+    text = block.text.strip()
+    if not text or text[0] not in "{[":
+        return False
+    try:
+        return bool(json.loads(text) == structured)
+    except ValueError:
+        return False
+
+
+def call_result_to_output(result: mcp_types.CallToolResult) -> ToolOutput:
+    """A ``CallToolResult`` as a ``ToolOutput``.
+
+    ``structuredContent`` becomes one JSON block at the place of the text block that
+    repeats it (first when no block does); other blocks keep their order.
+
+    Raises:
+        ValueError: for binary data that is not base64.
+    """
+    structured = result.structured_content
+    has_structured = structured is not None or "structured_content" in result.model_fields_set
+    blocks: list[ContentBlock] = []
+    placed = False
+    for content in result.content:
+        if has_structured and not placed and _repeats(content, structured):
+            blocks.append(Json(structured))
+            placed = True
+            continue
+        blocks.append(content_to_block(content))
+    if has_structured and not placed:
+        blocks.insert(0, Json(structured))
+    return ToolOutput(blocks)
+
+
+def error_text(result: mcp_types.CallToolResult) -> str:
+    """What the model is shown for an ``isError`` result: the server's own text.
+
+    Text blocks joined; without any text, the structured content as JSON; without
+    either, a note that the server gave no detail.
+    """
+    texts = [block.text for block in result.content if isinstance(block, mcp_types.TextContent)]
+    if texts:
+        return "\n".join(texts)
+    if result.structured_content is not None:
+        return json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+    return "The tool reported an error without any detail."
+
+
+def resource_contents_to_blocks(
+    contents: Sequence[mcp_types.TextResourceContents | mcp_types.BlobResourceContents],
+) -> ToolOutput:
+    """The contents of a ``resources/read`` answer, as embedded-resource blocks in order.
+
+    Raises:
+        ValueError: for a blob that is not base64.
+    """
+    return ToolOutput([_resource(item) for item in contents])

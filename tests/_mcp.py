@@ -1,0 +1,79 @@
+"""Shared helpers for the MCP tests: server specs for the fixtures, child-process checks."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from _servers import DEMO, LOWLEVEL, everything_stdio_params, stdio_params
+from toolmesh.mcp import McpServer
+
+__all__ = [
+    "DEMO",
+    "LOWLEVEL",
+    "child_pids",
+    "count_in",
+    "wait_until",
+    "demo_http",
+    "demo_stdio",
+    "everything_stdio",
+    "lowlevel_stdio",
+]
+
+
+def demo_stdio(label: str = "demo", env: Mapping[str, str] | None = None, **options: Any) -> McpServer:
+    """The demo fixture server over stdio."""
+    command, args, child_env = stdio_params(DEMO, env)
+    return McpServer.stdio(label, command, args, env=child_env, **options)
+
+
+def lowlevel_stdio(label: str = "low", env: Mapping[str, str] | None = None, **options: Any) -> McpServer:
+    """The low-level fixture server over stdio."""
+    command, args, child_env = stdio_params(LOWLEVEL, env)
+    return McpServer.stdio(label, command, args, env=child_env, **options)
+
+
+def demo_http(url: str, label: str = "web", **options: Any) -> McpServer:
+    """A fixture server over Streamable HTTP."""
+    return McpServer.http(label, url, **options)
+
+
+def everything_stdio(label: str = "everything", **options: Any) -> McpServer:
+    """@modelcontextprotocol/server-everything over stdio."""
+    command, args, env = everything_stdio_params()
+    return McpServer.stdio(label, command, args, env=env, **options)
+
+
+def child_pids(parent: int | None = None) -> set[int]:
+    """Pids of the live (not zombie) child processes of ``parent`` (this process by default)."""
+    parent = os.getpid() if parent is None else parent
+    found: set[int] = set()
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:
+            continue
+        # The command name is in parentheses and may contain spaces: split after the last ')'.
+        fields = stat.rsplit(")", 1)[1].split()
+        state, ppid = fields[0], int(fields[1])
+        if ppid == parent and state != "Z":
+            found.add(int(entry.name))
+    return found
+
+
+def count_in(path: Path, text: str) -> int:
+    """How often ``text`` occurs in the file at ``path`` (0 when it does not exist)."""
+    return path.read_text(encoding="utf-8").count(text) if path.exists() else 0
+
+
+async def wait_until(predicate: Callable[[], bool], seconds: float = 5.0) -> None:
+    """Poll ``predicate`` (state another process changes) until it holds, at most ``seconds``."""
+    with anyio.fail_after(seconds):
+        while not predicate():  # noqa: ASYNC110 - the state lives in another process
+            await anyio.sleep(0.02)
