@@ -209,6 +209,8 @@ class NativeTool(Generic[P, T]):
             changes["io_mode"] = IoMode.STREAMING
         self.capabilities = dataclasses.replace(base, **changes) if changes else base
         self.definition = ToolDefinition(self.name, self.description, self.parameters, self.capabilities.output_schema)
+        # the common call, decided once: an async function taking only keyword-able model arguments
+        self._keywords_only_async = self._mode == "async" and self.context_param is None and not self._positional
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> T:
         return self.fn(*args, **kwargs)
@@ -224,11 +226,13 @@ class NativeTool(Generic[P, T]):
         """
         try:
             if isinstance(arguments, str):
-                if _arguments.is_empty_arguments(arguments):
+                if len(arguments) < 8 and _arguments.is_empty_arguments(arguments):
                     return self._validator.validate_python({}).__dict__  # type: ignore[no-any-return]
                 return self._validator.validate_json(arguments).__dict__  # type: ignore[no-any-return]
             if arguments is None:
                 return self._validator.validate_python({}).__dict__  # type: ignore[no-any-return]
+            if type(arguments) is dict:  # validation never mutates its input: no copy needed
+                return self._validator.validate_python(arguments).__dict__  # type: ignore[no-any-return]
             if isinstance(arguments, Mapping):
                 return self._validator.validate_python(dict(arguments)).__dict__  # type: ignore[no-any-return]
         except pydantic.ValidationError as exc:
@@ -237,7 +241,9 @@ class NativeTool(Generic[P, T]):
 
     def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """Map a direct call's positional and keyword arguments to parameter names."""
-        names = [n for n in self.parameters["properties"]]
+        if not args:
+            return dict(kwargs)
+        names = list(self.parameters["properties"])
         named = dict(kwargs)
         if len(args) > len(names):
             raise _arguments.invalid_arguments(
@@ -251,12 +257,14 @@ class NativeTool(Generic[P, T]):
 
     async def run(self, kwargs: dict[str, Any], ctx: ToolContext[Any]) -> Any:
         """Run the function with validated arguments; a streaming tool's run returns a ToolOutput."""
+        fn: Callable[..., Any] = self.fn
+        if self._keywords_only_async:
+            return await fn(**kwargs)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx
         args: tuple[Any, ...] = ()
         if self._positional:
             args = tuple(kwargs.pop(name) for name in self._positional if name in kwargs)
-        fn: Callable[..., Any] = self.fn
         if self._mode == "async":
             return await fn(*args, **kwargs)
         if self._mode == "sync":
