@@ -1,0 +1,67 @@
+"""Finding what is wrong with a call before it runs: unknown name, bad JSON, invalid arguments.
+
+Arguments are checked ahead of dispatch only for rows that validate locally anyway
+(native and dynamic rows), with the row's own validator, so the check can never
+reject a call that dispatch would accept. MCP rows are validated by their server;
+its ``invalid_arguments`` answer reaches the invalid-call path after dispatch.
+"""
+
+from __future__ import annotations
+
+import json
+
+from . import _arguments
+from .calls import ToolCall
+from .entries import DynamicEntry, Entry, NativeEntry
+from .errors import ErrorKind, ToolExecutionError, ToolNotFoundError
+from .hooks import InvalidCall, InvalidCallKind
+from .registry import ToolSnapshot
+
+
+def unknown_name(snapshot: ToolSnapshot, call: ToolCall) -> InvalidCall:
+    """The problem of a call whose name no row of ``snapshot`` has."""
+    missing = ToolNotFoundError(call.name, snapshot.names())
+    error = ToolExecutionError(str(missing), kind=ErrorKind.NOT_FOUND)
+    return InvalidCall(InvalidCallKind.UNKNOWN_NAME, error, None, missing.suggestions)
+
+
+def unparsed_arguments(entry: Entry, call: ToolCall, problem: str) -> InvalidCall:
+    """The problem of a call whose provider arguments did not parse into an object."""
+    try:
+        json.loads(call.arguments)
+    except ValueError:
+        kind = InvalidCallKind.INVALID_JSON
+    else:
+        kind = InvalidCallKind.INVALID_ARGUMENTS
+    error = _arguments.invalid_arguments(entry.name, problem.rstrip(".") + ".", entry.definition.parameters)
+    return InvalidCall(kind, error, entry)
+
+
+def invalid_arguments(entry: Entry, error: ToolExecutionError) -> InvalidCall:
+    """The problem of arguments the row rejected (ahead of dispatch or in it)."""
+    return InvalidCall(InvalidCallKind.INVALID_ARGUMENTS, error, entry)
+
+
+def argument_error(entry: Entry, arguments: str) -> ToolExecutionError | None:
+    """The row's own validation error for ``arguments``, or None (also for rows validated remotely)."""
+    try:
+        match entry:
+            case NativeEntry():
+                entry.tool.validate(arguments)
+            case DynamicEntry():
+                _check_dynamic(entry, arguments)
+    except ToolExecutionError as error:
+        return error
+    return None
+
+
+def _check_dynamic(entry: DynamicEntry, arguments: str) -> None:
+    # the same checks as DynamicEntry.invoke, without running the handler
+    params = entry.definition.parameters
+    data = _arguments.parse_object(entry.name, arguments, params)
+    problems = [
+        f"{'.'.join(map(str, error.absolute_path)) or '(arguments)'}: {error.message}"
+        for error in entry._validator.iter_errors(data)
+    ]
+    if problems:
+        raise _arguments.invalid_arguments(entry.name, "; ".join(problems) + ".", params)

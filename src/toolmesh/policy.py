@@ -1,0 +1,434 @@
+"""Ready-made hooks: allow/deny rules, approval, concurrency and rate limits, sizes, pinning.
+
+Every refusal has disposition ``refused`` and a reason the model is shown (error
+kind ``refused``; ``rate_limited`` for ``RateLimit``, which is retryable). Name and
+server patterns are ``fnmatch`` patterns, matched case-sensitively (``"fs__*"``).
+
+One policy object may serve many turns at once: limits and pins are shared by
+every turn the object is passed to.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import json
+import re
+import time
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from typing import Any
+
+import anyio
+
+from .calls import ToolCall
+from .context import ToolContext
+from .definition import ToolDefinition
+from .entries import Entry, McpEntry
+from .errors import ErrorKind, ToolmeshError
+from .hooks import PROCEED, Hook, Refuse, ToolCallAction
+from .registry import ToolRegistry, ToolSnapshot
+
+__all__ = [
+    "AllowServers",
+    "AllowTools",
+    "ApprovalCallback",
+    "ArgumentSizeLimit",
+    "ConcurrencyLimit",
+    "DefinitionPinning",
+    "DenyAnnotated",
+    "DenyServers",
+    "DenyTools",
+    "DenyWhere",
+    "RateLimit",
+    "RequireApproval",
+    "definition_digest",
+]
+
+ApprovalCallback = Callable[[ToolCall, Entry], Awaitable["bool | str"]]
+"""``await approve(call, entry)``: True runs the call; False or a reason (str) refuses it."""
+
+
+def _matcher(patterns: Iterable[str], what: str) -> Callable[[str], bool]:
+    items = [patterns] if isinstance(patterns, str) else list(patterns)
+    if not items or not all(isinstance(p, str) for p in items):
+        raise TypeError(f"{what} needs one or more fnmatch patterns (str), got {items!r}")
+    regex = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in items))
+    return lambda name: regex.match(name) is not None
+
+
+def _not_allowed(name: str, why: str = "") -> Refuse:
+    return Refuse(f"The tool {name!r} is not allowed here{why}.")
+
+
+class _RowRule(Hook):
+    """A rule about rows alone: refuse a call when ``refusal(entry)`` gives a reason."""
+
+    __slots__ = ()
+
+    def refusal(self, entry: Entry) -> Refuse | None:
+        raise NotImplementedError
+
+    async def on_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> ToolCallAction:
+        return self.refusal(entry) or PROCEED
+
+
+class AllowTools(_RowRule):
+    """Run only rows whose name matches one of the patterns; refuse the rest."""
+
+    __slots__ = ("_match", "patterns")
+
+    def __init__(self, *patterns: str) -> None:
+        self.patterns = patterns
+        """The fnmatch patterns of allowed names."""
+        self._match = _matcher(patterns, "AllowTools")
+
+    def refusal(self, entry: Entry) -> Refuse | None:
+        return None if self._match(entry.name) else _not_allowed(entry.name)
+
+    def __repr__(self) -> str:
+        return f"AllowTools{self.patterns!r}"
+
+
+class DenyTools(_RowRule):
+    """Refuse rows whose name matches one of the patterns."""
+
+    __slots__ = ("_match", "patterns")
+
+    def __init__(self, *patterns: str) -> None:
+        self.patterns = patterns
+        """The fnmatch patterns of denied names."""
+        self._match = _matcher(patterns, "DenyTools")
+
+    def refusal(self, entry: Entry) -> Refuse | None:
+        return _not_allowed(entry.name) if self._match(entry.name) else None
+
+    def __repr__(self) -> str:
+        return f"DenyTools{self.patterns!r}"
+
+
+class AllowServers(_RowRule):
+    """Run MCP rows only from servers whose label matches a pattern; other rows are not affected."""
+
+    __slots__ = ("_match", "patterns")
+
+    def __init__(self, *patterns: str) -> None:
+        self.patterns = patterns
+        """The fnmatch patterns of allowed server labels."""
+        self._match = _matcher(patterns, "AllowServers")
+
+    def refusal(self, entry: Entry) -> Refuse | None:
+        if isinstance(entry, McpEntry) and not self._match(entry.server):
+            return _not_allowed(entry.name)
+        return None
+
+    def __repr__(self) -> str:
+        return f"AllowServers{self.patterns!r}"
+
+
+class DenyServers(_RowRule):
+    """Refuse MCP rows of servers whose label matches a pattern."""
+
+    __slots__ = ("_match", "patterns")
+
+    def __init__(self, *patterns: str) -> None:
+        self.patterns = patterns
+        """The fnmatch patterns of denied server labels."""
+        self._match = _matcher(patterns, "DenyServers")
+
+    def refusal(self, entry: Entry) -> Refuse | None:
+        if isinstance(entry, McpEntry) and self._match(entry.server):
+            return _not_allowed(entry.name)
+        return None
+
+    def __repr__(self) -> str:
+        return f"DenyServers{self.patterns!r}"
+
+
+_HINTS = ("read_only", "destructive", "idempotent", "open_world")
+
+
+class DenyAnnotated(_RowRule):
+    """Refuse rows whose annotations carry every given hint, e.g. ``DenyAnnotated(destructive=True)``.
+
+    A hint the row does not state (None, or no annotations at all) does not match:
+    to refuse unknown rows too, use ``DenyWhere``.
+    """
+
+    __slots__ = ("hints",)
+
+    def __init__(
+        self,
+        *,
+        read_only: bool | None = None,
+        destructive: bool | None = None,
+        idempotent: bool | None = None,
+        open_world: bool | None = None,
+    ) -> None:
+        given = dict(zip(_HINTS, (read_only, destructive, idempotent, open_world), strict=True))
+        self.hints: dict[str, bool] = {k: v for k, v in given.items() if v is not None}
+        """The hints a row must carry to be refused."""
+        if not self.hints:
+            raise TypeError("DenyAnnotated needs at least one hint, e.g. DenyAnnotated(destructive=True)")
+
+    def refusal(self, entry: Entry) -> Refuse | None:
+        annotations = entry.capabilities.annotations
+        if annotations is None or any(getattr(annotations, k) is not v for k, v in self.hints.items()):
+            return None
+        marked = ", ".join(f"{k.replace('_', '-')}={v}".lower() for k, v in self.hints.items())
+        return _not_allowed(entry.name, f" (it is marked {marked})")
+
+    def __repr__(self) -> str:
+        return f"DenyAnnotated({', '.join(f'{k}={v}' for k, v in self.hints.items())})"
+
+
+class DenyWhere(_RowRule):
+    """Refuse rows for which ``predicate(entry)`` is true."""
+
+    __slots__ = ("predicate", "reason")
+
+    def __init__(self, predicate: Callable[[Entry], bool], reason: str | None = None) -> None:
+        self.predicate = predicate
+        """Decides which rows are refused."""
+        self.reason = reason
+        """What the model is shown (default: the tool is not allowed here)."""
+
+    def refusal(self, entry: Entry) -> Refuse | None:
+        if not self.predicate(entry):
+            return None
+        return Refuse(self.reason) if self.reason is not None else _not_allowed(entry.name)
+
+
+class RequireApproval(Hook):
+    """Ask ``await callback(call, entry)`` before a call runs: True runs it; False or a reason refuses it.
+
+    ``when(entry)`` narrows which rows need approval (all by default). Put approval
+    after cheaper rules, so nobody is asked about a call a rule would refuse.
+    """
+
+    __slots__ = ("callback", "when")
+
+    def __init__(self, callback: ApprovalCallback, *, when: Callable[[Entry], bool] | None = None) -> None:
+        self.callback = callback
+        """Decides each call."""
+        self.when = when
+        """Which rows need approval (None: every row)."""
+
+    async def on_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> ToolCallAction:
+        if self.when is not None and not self.when(entry):
+            return PROCEED
+        verdict = await self.callback(call, entry)
+        if verdict is True:
+            return PROCEED
+        if verdict is False:
+            return Refuse(f"Running the tool {call.name!r} was not approved.")
+        if isinstance(verdict, str):
+            return Refuse(verdict)
+        raise TypeError(f"the approval callback returned {type(verdict).__name__}; it must return a bool or a str")
+
+
+class ConcurrencyLimit(Hook):
+    """At most ``limit`` calls of each matching row run at once; the others wait for a slot.
+
+    Each row has its own slots, held only while its tool runs (refused and skipped
+    calls never take one), and released however the call ends.
+    """
+
+    __slots__ = ("_match", "_slots", "limit")
+
+    def __init__(self, limit: int, *, tools: Iterable[str] = ("*",)) -> None:
+        if limit < 1:
+            raise ValueError(f"ConcurrencyLimit needs a limit of at least 1, got {limit!r}")
+        self.limit = limit
+        """Calls of one row that may run at once."""
+        self._match = _matcher(tools, "ConcurrencyLimit(tools=...)")
+        self._slots: dict[str, anyio.Semaphore] = {}
+
+    def around_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> anyio.Semaphore | None:
+        if not self._match(entry.name):
+            return None
+        slots = self._slots.get(entry.name)
+        if slots is None:
+            slots = self._slots[entry.name] = anyio.Semaphore(self.limit)
+        return slots
+
+    def __repr__(self) -> str:
+        return f"ConcurrencyLimit({self.limit})"
+
+
+class RateLimit(Hook):
+    """At most ``calls`` calls of each matching row per ``per`` seconds (a token bucket per row).
+
+    A call over the limit is refused with kind ``rate_limited`` (retryable) and the
+    model is told how long to wait. Bursts of up to ``calls`` are allowed.
+    """
+
+    __slots__ = ("_buckets", "_clock", "_match", "_rate", "calls", "per")
+
+    def __init__(
+        self,
+        calls: int,
+        per: float = 1.0,
+        *,
+        tools: Iterable[str] = ("*",),
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if calls < 1 or per <= 0:
+            raise ValueError(f"RateLimit needs calls >= 1 and per > 0 seconds, got calls={calls!r}, per={per!r}")
+        self.calls = calls
+        """Calls allowed per period (and the largest burst)."""
+        self.per = per
+        """The period, in seconds."""
+        self._rate = calls / per
+        self._match = _matcher(tools, "RateLimit(tools=...)")
+        self._clock = clock
+        self._buckets: dict[str, tuple[float, float]] = {}
+
+    async def on_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> ToolCallAction:
+        if not self._match(entry.name):
+            return PROCEED
+        now = self._clock()
+        tokens, then = self._buckets.get(entry.name, (float(self.calls), now))
+        tokens = min(float(self.calls), tokens + (now - then) * self._rate)
+        if tokens >= 1.0:
+            self._buckets[entry.name] = (tokens - 1.0, now)
+            return PROCEED
+        self._buckets[entry.name] = (tokens, now)
+        wait = (1.0 - tokens) / self._rate
+        return Refuse(
+            f"The tool {entry.name!r} is rate limited to {self.calls} calls per {self.per:g} seconds. "
+            f"Try again in {wait:.1f} seconds.",
+            kind=ErrorKind.RATE_LIMITED,
+        )
+
+    def __repr__(self) -> str:
+        return f"RateLimit({self.calls}, per={self.per:g})"
+
+
+class ArgumentSizeLimit(Hook):
+    """Refuse calls whose arguments, as JSON text, are larger than ``max_bytes`` (UTF-8)."""
+
+    __slots__ = ("_match", "max_bytes")
+
+    def __init__(self, max_bytes: int, *, tools: Iterable[str] = ("*",)) -> None:
+        if max_bytes < 2:
+            raise ValueError(f"ArgumentSizeLimit needs max_bytes of at least 2 ('{{}}'), got {max_bytes!r}")
+        self.max_bytes = max_bytes
+        """The largest argument text allowed, in bytes."""
+        self._match = _matcher(tools, "ArgumentSizeLimit(tools=...)")
+
+    async def on_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> ToolCallAction:
+        if len(call.arguments) * 4 <= self.max_bytes or not self._match(entry.name):
+            return PROCEED  # a str of n characters is at most 4n bytes in UTF-8
+        size = len(call.arguments.encode())
+        if size <= self.max_bytes:
+            return PROCEED
+        return Refuse(
+            f"The arguments are {size} bytes; the tool {entry.name!r} accepts at most {self.max_bytes} bytes. "
+            "Send smaller arguments."
+        )
+
+    def __repr__(self) -> str:
+        return f"ArgumentSizeLimit({self.max_bytes})"
+
+
+def definition_digest(definition: ToolDefinition) -> str:
+    """The sha256 (hex) of a definition's canonical JSON: name, description, parameters, output schema."""
+    canonical = json.dumps(
+        {
+            "name": definition.name,
+            "description": definition.description,
+            "parameters": definition.parameters,
+            "output_schema": definition.output_schema,
+        },
+        ensure_ascii=False,
+        separators=(",", ":"),
+        sort_keys=True,
+    )
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+class DefinitionPinning(Hook):
+    """Refuse calls to rows whose definition changed since it was approved, until re-approved.
+
+    ``pin(rows)`` approves the definitions the host (or its user) reviewed. A row whose
+    name, description, parameters or output schema differ from its pin afterwards
+    (an MCP server silently rewriting a tool) is refused, as is a row never pinned
+    (unless ``trust_on_first_use``). ``approve(name)`` accepts the changed
+    definition; ``pins`` can be saved and passed back to the constructor.
+    """
+
+    __slots__ = ("_digests", "_pending", "_pins", "trust_on_first_use")
+
+    def __init__(self, pins: Mapping[str, str] | None = None, *, trust_on_first_use: bool = False) -> None:
+        self._pins: dict[str, str] = dict(pins or {})
+        self.trust_on_first_use = trust_on_first_use
+        """Pin a row never seen before on its first call instead of refusing it."""
+        self._pending: dict[str, str] = {}
+        self._digests: dict[str, tuple[ToolDefinition, str]] = {}
+
+    @property
+    def pins(self) -> dict[str, str]:
+        """Approved digests by row name (a copy, to save)."""
+        return dict(self._pins)
+
+    def pin(self, rows: ToolSnapshot | ToolRegistry | Iterable[Entry]) -> None:
+        """Approve the current definition of every row given."""
+        for entry in rows:
+            self._pins[entry.name] = self._digest(entry.definition)
+            self._pending.pop(entry.name, None)
+
+    def approve(self, row: str | Entry) -> None:
+        """Approve a row's changed definition: the one last refused under ``name``, or this row's.
+
+        Raises:
+            ToolmeshError: for a name with no refused definition waiting for approval.
+        """
+        if not isinstance(row, str):
+            self.pin([row])
+            return
+        try:
+            self._pins[row] = self._pending.pop(row)
+        except KeyError:
+            raise ToolmeshError(
+                f"no changed definition of {row!r} is waiting for approval; pass the row itself "
+                "(approve(registry[name])) to approve its current definition"
+            ) from None
+
+    def revoke(self, name: str) -> None:
+        """Forget a row's pin: its calls are refused until it is pinned again."""
+        self._pins.pop(name, None)
+
+    def changed(self, rows: ToolSnapshot | ToolRegistry | Iterable[Entry]) -> list[str]:
+        """The names of the rows given whose definition is not the pinned one (or is not pinned)."""
+        return [entry.name for entry in rows if self._pins.get(entry.name) != self._digest(entry.definition)]
+
+    def check(self, entry: Entry) -> str | None:
+        """Why a call to ``entry`` must be refused, or None: for hosts that dispatch without hooks."""
+        digest = self._digest(entry.definition)
+        pinned = self._pins.get(entry.name)
+        if pinned == digest:
+            return None
+        if pinned is None:
+            if self.trust_on_first_use:
+                self._pins[entry.name] = digest
+                return None
+            self._pending[entry.name] = digest
+            return f"The tool {entry.name!r} has not been approved for use."
+        self._pending[entry.name] = digest
+        return f"The tool {entry.name!r} changed since it was approved and cannot be used until it is approved again."
+
+    async def on_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> ToolCallAction:
+        reason = self.check(entry)
+        return PROCEED if reason is None else Refuse(reason)
+
+    def _digest(self, definition: ToolDefinition) -> str:
+        # definitions are frozen: one digest per definition object, not one per call
+        cached = self._digests.get(definition.name)
+        if cached is not None and cached[0] is definition:
+            return cached[1]
+        digest = definition_digest(definition)
+        self._digests[definition.name] = (definition, digest)
+        return digest
+
+    def __repr__(self) -> str:
+        return f"DefinitionPinning({len(self._pins)} pins)"
