@@ -1,0 +1,153 @@
+"""Sessions that die: the server process exits or the HTTP endpoint goes away, mid-call or idle.
+
+Each test starts its own servers, since it breaks them.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from typing import Any
+
+import anyio
+import pytest
+
+from _mcp import DEMO, child_pids, demo_http, demo_stdio, wait_until
+from _servers import http_server
+from toolmesh import ErrorKind, ToolRegistry, ToolResult
+
+
+def only(pids: set[int]) -> int:
+    (pid,) = pids
+    return pid
+
+
+async def test_stdio_server_dying_mid_call_is_unavailable_then_respawned() -> None:
+    before = child_pids()
+    async with ToolRegistry() as registry:
+        connection = await registry.connect(demo_stdio(call_timeout=20))
+        first = only(child_pids() - before)
+        start = time.perf_counter()
+        result = await registry.dispatch("demo__die")
+        assert time.perf_counter() - start < 5  # well within call_timeout
+        assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE
+        assert result.error.retryable
+        assert "'demo'" in result.error.message
+        # The registry stays usable: the next call starts a new process.
+        again = await registry.dispatch("demo__echo", {"text": "back"})
+        assert again.ok, again.error
+        assert again.output.as_text() == "back"
+        assert connection.reconnects == 1 and connection.state == "connected"
+        second = only(child_pids() - before)
+        assert second != first
+    assert child_pids() - before == set()
+
+
+async def test_every_call_in_flight_ends_when_the_session_dies() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_stdio(call_timeout=20))
+        results: list[ToolResult] = []
+
+        async def slow() -> None:
+            results.append(await registry.dispatch("demo__slow", {"seconds": 15}))
+
+        start = time.perf_counter()
+        async with anyio.create_task_group() as group:
+            for _ in range(3):
+                group.start_soon(slow)
+            await anyio.sleep(0.3)
+            await registry.dispatch("demo__die")
+        assert time.perf_counter() - start < 5
+        assert [r.error.kind if r.error else None for r in results] == [ErrorKind.UNAVAILABLE] * 3
+
+
+async def test_stdio_server_killed_while_idle_is_respawned_on_the_next_call() -> None:
+    before = child_pids()
+    async with ToolRegistry() as registry:
+        connection = await registry.connect(demo_stdio())
+        pid = only(child_pids() - before)
+        os.kill(pid, signal.SIGKILL)
+        await wait_until(lambda: pid not in child_pids())
+        await anyio.sleep(0.2)  # the transport notices the end of its stdout
+        result = await registry.dispatch("demo__echo", {"text": "x"})
+        assert result.ok, result.error
+        assert connection.reconnects == 1
+    assert child_pids() - before == set()
+
+
+async def test_http_endpoint_going_away_mid_call_then_coming_back() -> None:
+    async with http_server(DEMO) as url, ToolRegistry() as registry:
+        connection = await registry.connect(demo_http(url, "web", call_timeout=20))
+        port = url.port
+        result = await registry.dispatch("web__die")
+        assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE
+        assert connection.state == "down"
+        # Nothing listens now: the reconnect fails, and the next calls fail fast (backoff).
+        down = await registry.dispatch("web__echo", {"text": "x"})
+        assert down.error is not None and down.error.kind is ErrorKind.UNAVAILABLE
+        assert "reconnect" in down.error.message
+        start = time.perf_counter()
+        fast = await registry.dispatch("web__echo", {"text": "x"})
+        assert time.perf_counter() - start < 0.1
+        assert fast.error is not None and fast.error.kind is ErrorKind.UNAVAILABLE
+        assert "next reconnect" in fast.error.message
+        async with http_server(DEMO, port=port):
+            await anyio.sleep(0.6)  # past the first back-off step
+            back = await registry.dispatch("web__echo", {"text": "back"})
+            assert back.ok, back.error
+            assert back.output.as_text() == "back"
+            assert connection.reconnects == 1 and connection.state == "connected"
+
+
+async def test_http_server_restarted_while_idle_keeps_working() -> None:
+    async with http_server(DEMO) as url, ToolRegistry() as registry:
+        await registry.connect(demo_http(url, "web"))
+        port = url.port
+    # The first registry is closed; a new one connects, the server restarts while idle.
+    async with http_server(DEMO, port=port) as url, ToolRegistry() as registry:
+        connection = await registry.connect(demo_http(url, "web"))
+        url.process.kill()
+        await url.process.wait()
+        async with http_server(DEMO, port=port):
+            results: list[Any] = []
+            for _ in range(2):
+                results.append(await registry.dispatch("web__echo", {"text": "x"}))
+                if results[-1].ok:
+                    break
+            # A 2026-07-28 session has no server-side state, so the restarted server answers
+            # it; a handshake-era session is gone, one call finds out and the next reconnects.
+            assert results[-1].ok, results[-1].error
+            assert all(r.error.kind is ErrorKind.UNAVAILABLE for r in results[:-1])
+            assert connection.reconnects == len(results) - 1
+
+
+async def test_closing_the_registry_ends_calls_in_flight_and_processes() -> None:
+    before = child_pids()
+    results: list[ToolResult] = []
+    async with anyio.create_task_group() as group:
+        async with ToolRegistry() as registry:
+            await registry.connect(demo_stdio(call_timeout=30))
+
+            async def slow() -> None:
+                results.append(await registry.dispatch("demo__slow", {"seconds": 20}))
+
+            group.start_soon(slow)
+            await anyio.sleep(0.3)
+            start = time.perf_counter()
+        assert time.perf_counter() - start < 8
+    assert child_pids() - before == set()
+    assert results[0].error is not None and results[0].error.kind is ErrorKind.UNAVAILABLE
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_disconnect_fails_later_calls_of_held_rows(transport: str) -> None:
+    async with http_server(DEMO) as url, ToolRegistry() as registry:
+        spec = demo_stdio(include=["echo"]) if transport == "stdio" else demo_http(url, "demo", include=["echo"])
+        await registry.connect(spec)
+        snapshot = registry.snapshot()
+        await registry.disconnect("demo")
+        assert "demo__echo" not in registry
+        result = await snapshot.dispatch("demo__echo", {"text": "x"})
+        assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE
+        assert "disconnected" in result.error.message

@@ -1,0 +1,305 @@
+"""Connecting MCP servers: discovery, names, collisions, connect failures, catalog order, lifecycle."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import AsyncIterator
+
+import anyio
+import pytest
+
+from _mcp import DEMO, LOWLEVEL, child_pids, demo_http, demo_stdio, lowlevel_stdio
+from _servers import free_port, http_server
+from toolmesh import (
+    ConfigurationError,
+    ErrorKind,
+    McpEntry,
+    NameCollisionError,
+    NamePolicy,
+    NativeEntry,
+    ServerConnectionError,
+    ToolContext,
+    ToolExecutionError,
+    ToolRegistry,
+    tool,
+)
+from toolmesh.mcp import McpServer
+from toolmesh.result import MCP_SERVER_LABEL
+
+
+@pytest.fixture(scope="module")
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+async def demo_url() -> AsyncIterator[str]:
+    async with http_server(DEMO) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+async def low_url() -> AsyncIterator[str]:
+    async with http_server(LOWLEVEL) as url:
+        yield url
+
+
+@tool
+async def echo(text: str) -> str:
+    """A native echo."""
+    return f"native {text}"
+
+
+def snapshot_of(registry: ToolRegistry) -> tuple[list[str], list[str]]:
+    return registry.names(), [c.label for c in registry.connections()]
+
+
+# -- names --------------------------------------------------------------------------
+
+
+async def test_same_raw_name_on_two_servers_gives_two_rows(demo_url: str, low_url: str) -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_http(demo_url, "demo"))
+        await registry.connect(demo_http(low_url, "low"))
+        assert "demo__echo" in registry and "low__echo" in registry
+        for label in ("demo", "low"):
+            row = registry[f"{label}__echo"]
+            assert isinstance(row, McpEntry) and row.wire_name == "echo" and row.server == label
+            result = await registry.dispatch(f"{label}__echo", {"text": "hi"})
+            assert result.ok and result.metadata[MCP_SERVER_LABEL] == label
+            # Each server answers its own way, so each call reached its own server.
+            failed = await registry.dispatch(f"{label}__protocol_error", {"code": -32603, "message": "m"})
+            assert failed.error is not None and failed.error.__cause__ is not None
+            assert getattr(failed.error.__cause__, "data", None) == {
+                "fixture": "demo" if label == "demo" else "lowlevel"
+            }
+
+
+async def test_same_raw_name_without_prefixes_is_a_collision(demo_url: str, low_url: str) -> None:
+    async with ToolRegistry() as registry:
+        both = ["echo", "protocol_error"]
+        await registry.connect(demo_http(demo_url, "demo", prefix=False, include=both))
+        before = snapshot_of(registry)
+        with pytest.raises(NameCollisionError) as info:
+            await registry.connect(demo_http(low_url, "low", prefix=False, include=both))
+        message = str(info.value)
+        assert "'protocol_error'" in message and "server 'demo'" in message and "server 'low'" in message
+        assert "aliases=" in message  # the fix
+        assert snapshot_of(registry) == before
+        assert registry["protocol_error"].server == "demo"  # type: ignore[union-attr]
+        # An alias resolves it.
+        await registry.connect(
+            demo_http(
+                low_url, "low", prefix=False, include=both, aliases={"echo": "low_echo", "protocol_error": "low_error"}
+            )
+        )
+        assert registry["low_echo"].wire_name == "echo"  # type: ignore[union-attr]
+
+
+async def test_an_mcp_name_equal_to_a_native_name_is_a_collision(demo_url: str) -> None:
+    async with ToolRegistry() as registry:
+        registry.register(echo)
+        before = snapshot_of(registry)
+        with pytest.raises(NameCollisionError) as info:
+            await registry.connect(demo_http(demo_url, "demo", prefix=False))
+        assert "native tool 'echo'" in str(info.value) and "server 'demo'" in str(info.value)
+        assert snapshot_of(registry) == before
+        assert isinstance(registry["echo"], NativeEntry)
+        # ... and a native tool cannot take an MCP row's name either, not even with replace=True.
+        await registry.connect(demo_http(demo_url, "demo"))
+        with pytest.raises(NameCollisionError, match="server 'demo'"):
+            registry.register(echo, name="demo__echo", replace=True)
+
+
+async def test_names_that_sanitize_to_one_collide() -> None:
+    @tool
+    async def docs_search(q: str) -> str:
+        """Native search."""
+        return q
+
+    async with (
+        http_server(LOWLEVEL, FIXTURE_WEIRD_NAMES="1") as url,
+        ToolRegistry(names=NamePolicy(provider="openai")) as registry,
+    ):
+        registry.register(docs_search)
+        with pytest.raises(NameCollisionError) as info:
+            await registry.connect(demo_http(url, "low", prefix=False))
+        assert "'docs_search'" in str(info.value) and "'docs.search'" in str(info.value)
+        assert registry.names() == ["docs_search"] and registry.connections() == []
+        # With prefixes the sanitized names are unique and calls still send the wire name.
+        await registry.connect(demo_http(url, "low"))
+        row = registry["low__docs_search"]
+        assert isinstance(row, McpEntry) and row.wire_name == "docs.search"
+        assert registry["low__fs_read"].wire_name == "fs/read"  # type: ignore[union-attr]
+        result = await registry.dispatch("low__docs_search", {"q": "x"})
+        assert result.ok and result.output.as_text() == "docs.search q=x"
+
+
+async def test_the_policy_checks_native_names() -> None:
+    registry = ToolRegistry(names=NamePolicy(provider="openai"))
+    with pytest.raises(ConfigurationError, match="openai"):
+        registry.register(echo, name="bad.name")
+    registry.register(echo, name="good_name")
+
+
+async def test_include_and_exclude(low_url: str) -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_http(low_url, "low", include=["*_output", "echo"], exclude=["missing_*"]))
+        assert registry.names() == ["low__bad_output", "low__echo"]
+
+
+# -- discovery -----------------------------------------------------------------------
+
+
+async def test_every_page_is_listed() -> None:
+    async with http_server(LOWLEVEL, FIXTURE_MANY_TOOLS="250", FIXTURE_PAGE_SIZE="40") as url:
+        async with ToolRegistry() as registry:
+            await registry.connect(demo_http(url, "low"))
+            assert len(registry) == 255
+            assert registry.names()[5:7] == ["low__item_0000", "low__item_0001"]
+            assert registry.names()[-1] == "low__item_0249"
+        async with ToolRegistry() as registry:
+            with pytest.raises(ServerConnectionError, match=r"'low'.*more than 3 pages.*max_pages"):
+                await registry.connect(demo_http(url, "low", max_pages=3))
+            assert len(registry) == 0 and registry.connections() == []
+
+
+async def test_a_repeated_cursor_is_a_discovery_error() -> None:
+    async with http_server(LOWLEVEL, FIXTURE_PAGE_SIZE="2", FIXTURE_PAGING="repeat") as url, ToolRegistry() as registry:
+        with anyio.fail_after(10):
+            with pytest.raises(ServerConnectionError, match=r"'low'.*cursor 'p2' a second time"):
+                await registry.connect(demo_http(url, "low"))
+        assert len(registry) == 0 and registry.connections() == []
+
+
+async def test_a_hanging_tools_list_times_out_at_connect() -> None:
+    async with http_server(LOWLEVEL, FIXTURE_LIST_HANG="1") as url, ToolRegistry() as registry:
+        registry.register(echo)
+        start = time.perf_counter()
+        with pytest.raises(ServerConnectionError) as info:
+            await registry.connect(demo_http(url, "low", timeout=1))
+        assert time.perf_counter() - start < 5
+        assert isinstance(info.value, ConfigurationError)
+        assert "'low'" in str(info.value) and "tools/list" in str(info.value) and "timeout=" in str(info.value)
+        assert registry.names() == ["echo"] and registry.connections() == []
+
+
+async def test_an_unreachable_http_server_is_a_connection_error() -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    async with ToolRegistry() as registry:
+        with pytest.raises(ServerConnectionError, match=r"'gone'.*check that the URL is right"):
+            await registry.connect(McpServer.http("gone", url, timeout=5))
+        assert registry.connections() == []
+
+
+async def test_a_command_that_cannot_start_is_a_connection_error() -> None:
+    async with ToolRegistry() as registry:
+        with pytest.raises(ServerConnectionError, match=r"'nope'.*could not start 'toolmesh-no-such-command'"):
+            await registry.connect(McpServer.stdio("nope", "toolmesh-no-such-command", [], timeout=5))
+        assert registry.connections() == []
+
+
+async def test_a_server_with_no_tools_is_connected_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
+    async with http_server(DEMO, FIXTURE_TOOLS_EMPTY="1") as url, ToolRegistry() as registry:
+        with caplog.at_level(logging.WARNING, logger="toolmesh"):
+            connection = await registry.connect(demo_http(url, "empty"))
+        assert connection.state == "connected" and len(registry) == 0
+        assert any("'empty'" in r.getMessage() and "no tools" in r.getMessage() for r in caplog.records)
+
+
+async def test_a_tool_that_disappears_after_discovery_is_not_found() -> None:
+    async with http_server(DEMO, FIXTURE_FORGET="search") as url, ToolRegistry() as registry:
+        await registry.connect(demo_http(url, "demo"))
+        assert "demo__search" in registry
+        result = await registry.dispatch("demo__search", {"query": "q"})
+        assert result.error is not None and result.error.kind is ErrorKind.NOT_FOUND
+        assert "no longer offered" in result.error.model_feedback
+        assert "'demo'" in result.error.message and "'search'" in result.error.message
+
+
+async def test_unknown_tool_as_a_json_rpc_error_is_not_found() -> None:
+    async with http_server(LOWLEVEL, FIXTURE_UNKNOWN="error") as url, ToolRegistry() as registry:
+        await registry.connect(demo_http(url, "low"))
+        row = registry["low__echo"]
+        assert isinstance(row, McpEntry)
+        # A row whose wire name the server does not know (as after a server-side removal).
+        ghost = McpEntry("ghost", row.definition, row.capabilities, "low", "ghost", row.tool, row.caller)
+        with pytest.raises(ToolExecutionError) as info:
+            await ghost.invoke({}, ToolContext())
+        assert info.value.kind is ErrorKind.NOT_FOUND and info.value.code == -32602
+        assert "no longer offers" in info.value.message
+
+
+# -- order and lifecycle --------------------------------------------------------------
+
+
+async def test_catalog_order_is_stable(demo_url: str, low_url: str) -> None:
+    async with ToolRegistry() as registry:
+        registry.register(echo, name="first")
+        await registry.connect(demo_http(low_url, "low", include=["echo", "mutate"]))
+        registry.register(echo, name="second")  # natives stay before every server's rows
+        await registry.connect(demo_http(demo_url, "demo", include=["echo", "add"]))
+        assert registry.names() == ["first", "second", "low__mutate", "low__echo", "demo__echo", "demo__add"]
+        await registry.disconnect("low")
+        assert registry.names() == ["first", "second", "demo__echo", "demo__add"]
+        await registry.connect(demo_http(low_url, "low", include=["echo"]))
+        assert registry.names() == ["first", "second", "demo__echo", "demo__add", "low__echo"]
+        registry.unregister("demo__add")
+        assert registry.names() == ["first", "second", "demo__echo", "low__echo"]
+
+
+async def test_connect_all_is_parallel_and_ordered(demo_url: str, low_url: str) -> None:
+    async with ToolRegistry() as registry:
+        connections = await registry.connect_all(
+            [demo_http(low_url, "low", include=["echo"]), demo_http(demo_url, "demo", include=["echo"])]
+        )
+        assert [c.label for c in connections] == ["low", "demo"]
+        assert registry.names() == ["low__echo", "demo__echo"]
+
+
+async def test_connect_all_is_all_or_nothing(demo_url: str) -> None:
+    async with http_server(LOWLEVEL, FIXTURE_LIST_HANG="1") as hang_url, ToolRegistry() as registry:
+        start = time.perf_counter()
+        with pytest.raises(ServerConnectionError, match="'hang'"):
+            await registry.connect_all([demo_http(demo_url, "demo"), demo_http(hang_url, "hang", timeout=1)])
+        assert registry.names() == [] and registry.connections() == []
+        # With skip_failures the good server stays, and the slow one did not delay it.
+        connections = await registry.connect_all(
+            [demo_http(hang_url, "hang", timeout=1), demo_http(demo_url, "demo", include=["echo"])],
+            skip_failures=True,
+        )
+        assert [c.label for c in connections] == ["demo"] and registry.names() == ["demo__echo"]
+        assert time.perf_counter() - start < 6
+
+
+async def test_connect_needs_async_with(demo_url: str) -> None:
+    registry = ToolRegistry()
+    with pytest.raises(ConfigurationError, match="async with ToolRegistry"):
+        await registry.connect(demo_http(demo_url, "demo"))
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_http(demo_url, "demo", include=["echo"]))
+        with pytest.raises(ConfigurationError, match="already connected"):
+            await registry.connect(demo_http(demo_url, "demo"))
+        with pytest.raises(ConfigurationError, match="no MCP server 'nope'"):
+            await registry.disconnect("nope")
+    with pytest.raises(ConfigurationError, match="closed"):
+        await registry.connect(demo_http(demo_url, "demo"))
+    with pytest.raises(RuntimeError, match="entered once"):
+        async with registry:
+            pass
+
+
+async def test_leaving_the_registry_ends_every_child_process() -> None:
+    before = child_pids()
+    async with ToolRegistry() as registry:
+        await registry.connect_all([demo_stdio("a", include=["echo"]), lowlevel_stdio("b", include=["echo"])])
+        children = child_pids() - before
+        assert len(children) == 2
+        assert (await registry.dispatch("a__echo", {"text": "x"})).ok
+        await registry.disconnect("b")
+        assert len(child_pids() - before) == 1
+        assert registry.names() == ["a__echo"]
+    assert child_pids() - before == set()
+    result = await registry.dispatch("a__echo", {"text": "x"})  # rows are gone with the registry
+    assert result.error is not None and result.error.kind is ErrorKind.NOT_FOUND
