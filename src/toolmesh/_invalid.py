@@ -49,19 +49,8 @@ def argument_error(entry: Entry, arguments: str) -> ToolExecutionError | None:
             case NativeEntry():
                 entry.tool.validate(arguments)
             case DynamicEntry():
-                _check_dynamic(entry, arguments)
+                entry.validate(arguments)
     except ToolExecutionError as error:
         return error
     return None
 
-
-def _check_dynamic(entry: DynamicEntry, arguments: str) -> None:
-    # the same checks as DynamicEntry.invoke, without running the handler
-    params = entry.definition.parameters
-    data = _arguments.parse_object(entry.name, arguments, params)
-    problems = [
-        f"{'.'.join(map(str, error.absolute_path)) or '(arguments)'}: {error.message}"
-        for error in entry._validator.iter_errors(data)
-    ]
-    if problems:
-        raise _arguments.invalid_arguments(entry.name, "; ".join(problems) + ".", params)

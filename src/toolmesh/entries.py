@@ -145,8 +145,12 @@ class DynamicEntry:
             arity == 2,
         )
 
-    async def invoke(self, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
-        """Parse and validate the arguments against the schema, run the handler."""
+    def validate(self, arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
+        """The arguments as a dict, checked against the schema.
+
+        Raises:
+            ToolExecutionError: kind ``invalid_arguments``, naming every problem.
+        """
         params = self.definition.parameters
         data = _arguments.parse_object(self.name, arguments, params)
         problems = [
@@ -155,6 +159,11 @@ class DynamicEntry:
         ]
         if problems:
             raise _arguments.invalid_arguments(self.name, "; ".join(problems) + ".", params)
+        return data
+
+    async def invoke(self, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
+        """Validate the arguments against the schema, run the handler."""
+        data = self.validate(arguments)
         value = await (self.handler(data, ctx) if self._takes_context else self.handler(data))
         return to_output(value)
 
