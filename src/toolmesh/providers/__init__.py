@@ -1,0 +1,20 @@
+"""Provider boundaries: each module turns a catalog into one provider's tool format and back.
+
+Every module has the same three verbs::
+
+    tools(catalog)               -> the provider's tool declarations
+    parse_tool_calls(response)   -> list[ToolCall]
+    tool_results(results)        -> the message(s) or parts that carry results back
+
+Modules: ``openai`` (Chat Completions), ``openai_responses`` (Responses API),
+``anthropic`` (Messages), ``gemini`` (google-genai). Import the one you use,
+``from toolmesh.providers import anthropic as claude``; none imports its SDK at
+import time, and all but ``gemini`` work without the SDK installed (they produce
+and read plain dicts of the SDK's shapes).
+"""
+
+from __future__ import annotations
+
+from ._common import ToolSource, UnsupportedContentError, UnsupportedToolError
+
+__all__ = ["ToolSource", "UnsupportedContentError", "UnsupportedToolError"]

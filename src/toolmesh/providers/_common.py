@@ -1,0 +1,280 @@
+"""What the provider modules share: reading a catalog, checking rows, flattening results.
+
+Nothing here imports a provider SDK. Responses are read by attribute *or* by key
+(``get``), so the SDK's own objects and plain dicts of the same shape both work.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from ..calls import ToolCall
+from ..definition import ToolDefinition
+from ..entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
+from ..errors import ConfigurationError, ToolmeshError
+from ..names import PROVIDER_RULES
+from ..output import Audio, ContentBlock, EmbeddedResource, Image, Json, ToolOutput
+from ..result import Disposition, ToolResult
+
+__all__ = [
+    "MediaPart",
+    "Part",
+    "TextPart",
+    "ToolSource",
+    "UnsupportedContentError",
+    "UnsupportedToolError",
+    "check_hosted",
+    "check_name",
+    "collect",
+    "generated_id",
+    "get",
+    "is_error",
+    "is_generated_id",
+    "make_call",
+    "plain",
+    "render",
+    "result_text",
+    "schemas_of",
+    "sole_json",
+]
+
+ToolSource: TypeAlias = Iterable[ToolDefinition | Entry]
+"""What ``tools()`` accepts: a ``ToolRegistry``, a ``ToolSnapshot`` (both iterate over
+their rows), or any iterable of rows or ``ToolDefinition``s."""
+
+_ROW_TYPES = (NativeEntry, McpEntry, DynamicEntry, HostedEntry)
+
+
+class UnsupportedToolError(ConfigurationError):
+    """A row the provider cannot declare: a name its rule rejects, or another provider's hosted tool."""
+
+
+class UnsupportedContentError(ToolmeshError, ValueError):
+    """A tool result holds content the provider's result format cannot carry (e.g. an image in Chat Completions).
+
+    Raised by ``tool_results()`` instead of dropping the content. Attributes name the
+    result (``call_id``, ``tool_name``) and the block (``block_type``, ``mime_type``).
+    """
+
+    def __init__(self, message: str, *, call_id: str, tool_name: str, block_type: str, mime_type: str | None) -> None:
+        super().__init__(message)
+        self.call_id = call_id
+        self.tool_name = tool_name
+        self.block_type = block_type
+        self.mime_type = mime_type
+
+
+def get(obj: object, key: str, default: Any = None) -> Any:
+    """``obj[key]`` for mappings, ``obj.key`` for SDK objects; ``default`` when absent or None."""
+    value = obj.get(key, default) if isinstance(obj, Mapping) else getattr(obj, key, default)
+    return default if value is None else value
+
+
+# -- declarations -------------------------------------------------------------------
+
+
+def collect(source: ToolSource) -> list[ToolDefinition | HostedEntry]:
+    """The definitions to declare, in catalog order; hosted rows stay rows (they are emitted as-is).
+
+    Raises:
+        TypeError: for items that are neither rows nor definitions.
+        UnsupportedToolError: when two items share a name (providers reject duplicates).
+    """
+    items: list[ToolDefinition | HostedEntry] = []
+    seen: set[str] = set()
+    for item in source:
+        if isinstance(item, HostedEntry):
+            declared: ToolDefinition | HostedEntry = item
+        elif isinstance(item, _ROW_TYPES):
+            declared = item.definition
+        elif isinstance(item, ToolDefinition):
+            declared = item
+        else:
+            raise TypeError(
+                f"tools() takes a ToolRegistry, a ToolSnapshot or an iterable of rows or ToolDefinitions; "
+                f"got an item of type {type(item).__name__}"
+            )
+        if declared.name in seen:
+            raise UnsupportedToolError(
+                f"tool name {declared.name!r} is declared twice; a provider needs each tool name once"
+            )
+        seen.add(declared.name)
+        items.append(declared)
+    return items
+
+
+def check_name(name: str, provider: str, api: str) -> str:
+    """Return ``name`` when the provider's rule accepts it.
+
+    Raises:
+        UnsupportedToolError: naming the rule and the registry option that makes names valid.
+    """
+    rule = PROVIDER_RULES[provider]
+    if rule.matches(name):
+        return name
+    raise UnsupportedToolError(
+        f"tool name {name!r} is not valid for {api}: it must match {rule.pattern}. Build the registry with "
+        f"ToolRegistry(names=NamePolicy(provider={provider!r})) so model-visible names are made valid when rows "
+        f"are added (this one would become {rule.sanitize(name)!r}); toolmesh does not rename tools here, "
+        "because dispatch looks calls up by the registry's names"
+    )
+
+
+def check_hosted(row: HostedEntry, providers: Sequence[str], api: str) -> Mapping[str, Any]:
+    """The hosted row's own declaration when it belongs to one of ``providers`` (or to any provider).
+
+    Raises:
+        UnsupportedToolError: for another provider's hosted tool.
+    """
+    if row.provider is None or row.provider in providers:
+        return row.provider_tool
+    raise UnsupportedToolError(
+        f"hosted tool {row.name!r} is run by provider {row.provider!r} and cannot be declared to {api}. "
+        "Leave it out of this turn with registry.snapshot(active=[...])"
+    )
+
+
+def plain(value: Any) -> Any:
+    """A deep copy of JSON-like data as plain dicts and lists (mapping proxies and tuples included)."""
+    if isinstance(value, Mapping):
+        return {str(key): plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [plain(item) for item in value]
+    return value
+
+
+# -- calls ---------------------------------------------------------------------------
+
+_GENERATED_PREFIX = "toolmesh-"
+
+
+def generated_id(provider: str, index: int, name: str, arguments: object) -> str:
+    """A deterministic id for a call the provider sent without one: same response, same ids."""
+    seed = json.dumps([name, arguments], sort_keys=True, default=repr)
+    digest = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+    return f"{_GENERATED_PREFIX}{provider}-{index}-{digest}"
+
+
+def is_generated_id(call_id: str, provider: str) -> bool:
+    """Whether ``call_id`` was made by ``generated_id`` for ``provider`` (not the provider's own)."""
+    return call_id.startswith(f"{_GENERATED_PREFIX}{provider}-")
+
+
+def make_call(call_id: object, name: object, arguments: object, *, provider: str, index: int) -> ToolCall:
+    """One ``ToolCall`` from a provider's id, name and arguments (JSON text or a mapping).
+
+    Arguments that are not JSON become an invalid call (``problem`` set), never an error.
+    A missing id is replaced by a deterministic one (``generated_id``).
+    """
+    tool_name = name if isinstance(name, str) else ""
+    if not isinstance(call_id, str) or not call_id:
+        call_id = generated_id(provider, index, tool_name, arguments)
+    return ToolCall.from_arguments(call_id, tool_name, arguments)
+
+
+def schemas_of(source: ToolSource | None) -> dict[str, Mapping[str, Any]] | None:
+    """Parameters schema by name for the function tools of ``source`` (None stays None)."""
+    if source is None:
+        return None
+    return {item.name: item.parameters for item in collect(source) if isinstance(item, ToolDefinition)}
+
+
+# -- results -------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class TextPart:
+    """Text the model is shown (consecutive text-like blocks merged with newlines)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class MediaPart:
+    """Binary content the provider's result format carries natively."""
+
+    data: bytes
+    """The raw bytes."""
+    mime_type: str
+    """Their MIME type, one the provider accepts."""
+    uri: str | None = None
+    """The resource URI, when the bytes came from an embedded resource."""
+
+
+Part: TypeAlias = TextPart | MediaPart
+
+
+def is_error(result: ToolResult) -> bool:
+    """Whether the model should be told the call failed (failed or refused)."""
+    return result.disposition in (Disposition.FAILED, Disposition.REFUSED)
+
+
+def _media(block: ContentBlock) -> tuple[bytes, str] | None:
+    match block:
+        case Image(data=data, mime_type=mime) | Audio(data=data, mime_type=mime):
+            return data, mime
+        case EmbeddedResource(blob=bytes() as blob, mime_type=mime):
+            return blob, mime or "application/octet-stream"
+    return None
+
+
+def render(
+    result: ToolResult,
+    *,
+    api: str,
+    media_types: frozenset[str],
+    describe_unsupported: bool,
+    hint: str,
+) -> list[Part]:
+    """The result's presentation as text and media parts the provider accepts.
+
+    Text, JSON (compact JSON text), resource links and text resources become text;
+    images and binary resources whose MIME type is in ``media_types`` become media
+    parts. Anything else is refused, or with ``describe_unsupported`` replaced by a
+    short note such as ``[image: image/png]``.
+
+    Raises:
+        UnsupportedContentError: for content the provider cannot carry.
+    """
+    parts: list[Part] = []
+    pending: list[str] = []
+    for block in result.presentation:
+        media = _media(block)
+        if media is not None and media[1] in media_types:
+            if pending:
+                parts.append(TextPart("\n".join(pending)))
+                pending = []
+            uri = block.uri if isinstance(block, EmbeddedResource) else None
+            parts.append(MediaPart(media[0], media[1], uri))
+            continue
+        if media is not None and not describe_unsupported:
+            raise UnsupportedContentError(
+                f"the result of call {result.call_id!r} (tool {result.name!r}) holds {block.type} content "
+                f"({media[1]}), which {api} cannot carry. {hint}Rewrite the presentation with an on_tool_result "
+                "hook, or pass describe_unsupported=True to send a short text note in its place.",
+                call_id=result.call_id,
+                tool_name=result.name,
+                block_type=block.type,
+                mime_type=media[1],
+            )
+        pending.append(ToolOutput([block]).as_text())
+    if pending or not parts:
+        parts.append(TextPart("\n".join(pending)))
+    return parts
+
+
+def result_text(result: ToolResult, *, api: str, describe_unsupported: bool, hint: str) -> str:
+    """The presentation as one text, for formats that carry text only."""
+    parts = render(result, api=api, media_types=frozenset(), describe_unsupported=describe_unsupported, hint=hint)
+    return "\n".join(part.text for part in parts if isinstance(part, TextPart))
+
+
+def sole_json(output: ToolOutput) -> tuple[bool, Any]:
+    """``(True, value)`` when the output is exactly one JSON block."""
+    if len(output) == 1 and isinstance(output[0], Json):
+        return True, output[0].value
+    return False, None

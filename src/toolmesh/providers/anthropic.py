@@ -1,0 +1,139 @@
+"""Anthropic Messages: tool declarations out, ``tool_use`` blocks in, ``tool_result`` blocks back.
+
+Example:
+    >>> from toolmesh.providers import anthropic as claude
+    >>> message = client.messages.create(model=..., max_tokens=1024, messages=messages, tools=claude.tools(snapshot))
+    >>> messages.append({"role": "assistant", "content": message.content})
+    >>> results = await run_tool_calls(snapshot, claude.parse_tool_calls(message))
+    >>> messages.append(claude.tool_results(results))
+
+Tool results carry text, images (JPEG, PNG, GIF, WebP) and PDF documents; a failed or
+refused call is marked ``is_error``. Hosted rows for Anthropic (server tools such as
+``{"type": "web_search_20250305", "name": "web_search"}``) are declared as they are.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Literal, cast
+
+from ..calls import ToolCall
+from ..definition import ToolDefinition
+from ..result import ToolResult
+from ._common import (
+    MediaPart,
+    TextPart,
+    ToolSource,
+    check_hosted,
+    check_name,
+    collect,
+    get,
+    is_error,
+    make_call,
+    plain,
+    render,
+)
+
+if TYPE_CHECKING:
+    from anthropic.types import MessageParam, ToolParam, ToolResultBlockParam, ToolUnionParam
+    from anthropic.types.tool_result_block_param import Content
+
+__all__ = ["parse_tool_calls", "tool_results", "tools"]
+
+_API = "the Anthropic Messages API"
+_PROVIDER = "anthropic"
+_IMAGE_TYPES = frozenset({"image/jpeg", "image/png", "image/gif", "image/webp"})
+_DOCUMENT_TYPES = frozenset({"application/pdf"})
+_ImageType = Literal["image/jpeg", "image/png", "image/gif", "image/webp"]
+
+
+def tools(catalog: ToolSource) -> list[ToolUnionParam]:
+    """The ``tools=`` of ``messages.create``: client tools and Anthropic server tools, in catalog order.
+
+    Args:
+        catalog: A ``ToolRegistry``, a ``ToolSnapshot`` (what the turn will dispatch) or an
+            iterable of rows or ``ToolDefinition``s.
+
+    Raises:
+        UnsupportedToolError: for a name the Anthropic rule rejects, or another provider's
+            hosted tool.
+    """
+    declared: list[ToolUnionParam] = []
+    for item in collect(catalog):
+        if isinstance(item, ToolDefinition):
+            declared.append(_tool(item))
+        else:
+            declared.append(cast("ToolUnionParam", plain(check_hosted(item, (_PROVIDER,), _API))))
+    return declared
+
+
+def _tool(definition: ToolDefinition) -> ToolParam:
+    check_name(definition.name, _PROVIDER, _API)
+    tool: ToolParam = {"name": definition.name, "input_schema": plain(definition.parameters)}
+    if definition.description:
+        tool["description"] = definition.description
+    return tool
+
+
+def parse_tool_calls(message: object) -> list[ToolCall]:
+    """The ``tool_use`` blocks of a ``Message`` (or of its content list), in order.
+
+    Plain dicts of the same shapes work too (``{"content": [...]}``). Input that is
+    not a JSON object gives an invalid ``ToolCall`` (``problem`` set) instead of an
+    error. Server tools' blocks (``server_tool_use``, ...) run at Anthropic and are skipped.
+    """
+    blocks = message if isinstance(message, list | tuple) else get(message, "content", ())
+    calls: list[ToolCall] = []
+    for index, block in enumerate(blocks):
+        if get(block, "type") != "tool_use":
+            continue
+        calls.append(
+            make_call(get(block, "id"), get(block, "name"), get(block, "input"), provider=_PROVIDER, index=index)
+        )
+    return calls
+
+
+def tool_results(results: Iterable[ToolResult], *, describe_unsupported: bool = False) -> MessageParam:
+    """The ``user`` message answering every call of the turn: one ``tool_result`` block per result, in order.
+
+    Each block names its call by ``tool_use_id``; a failed or refused call has
+    ``is_error: true`` and its feedback text.
+
+    Args:
+        results: The turn's results (``ToolResult.presentation`` is what is sent).
+        describe_unsupported: Replace content Anthropic cannot carry (audio, other binary
+            types) by a short note instead of refusing it.
+
+    Raises:
+        UnsupportedContentError: for such content, unless ``describe_unsupported``.
+    """
+    blocks: list[ToolResultBlockParam] = []
+    for result in results:
+        parts = render(
+            result,
+            api="an Anthropic tool_result",
+            media_types=_IMAGE_TYPES | _DOCUMENT_TYPES,
+            describe_unsupported=describe_unsupported,
+            hint="",
+        )
+        block: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": result.call_id}
+        if len(parts) == 1 and isinstance(parts[0], TextPart):
+            if parts[0].text:
+                block["content"] = parts[0].text
+        else:
+            block["content"] = [_content(part) for part in parts if part != TextPart("")]
+        if is_error(result):
+            block["is_error"] = True
+        blocks.append(block)
+    return {"role": "user", "content": blocks}
+
+
+def _content(part: TextPart | MediaPart) -> Content:
+    if isinstance(part, TextPart):
+        return {"type": "text", "text": part.text}
+    data = base64.b64encode(part.data).decode("ascii")
+    if part.mime_type == "application/pdf":
+        return {"type": "document", "source": {"type": "base64", "media_type": "application/pdf", "data": data}}
+    media_type = cast(_ImageType, part.mime_type)
+    return {"type": "image", "source": {"type": "base64", "media_type": media_type, "data": data}}

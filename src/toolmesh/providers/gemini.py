@@ -1,0 +1,196 @@
+"""Gemini (google-genai): function declarations out, function calls in, function responses back.
+
+Example:
+    >>> from google.genai import types
+    >>> from toolmesh.providers import gemini
+    >>> config = types.GenerateContentConfig(tools=gemini.tools(snapshot))
+    >>> response = client.models.generate_content(model=..., contents=contents, config=config)
+    >>> contents.append(response.candidates[0].content)
+    >>> results = await run_tool_calls(snapshot, gemini.parse_tool_calls(response))
+    >>> contents.append(gemini.tool_results(results))
+
+Parameters are declared as JSON Schema (``parameters_json_schema``), which Gemini
+accepts as it is. Function calls may come without an id: such calls get a
+deterministic id (``toolmesh-gemini-<n>-<hash>``) and their responses are matched by
+name and order, as Gemini expects; a provider id is kept and sent back. Function
+responses carry ``{"output": ...}`` (a lone JSON block as its value, else text) or
+``{"error": feedback}``, and images (PNG, JPEG, WebP) and PDFs as inline data parts.
+
+Unlike the other provider modules, this one returns the SDK's own objects
+(``types.Tool``, ``types.Content``), so it needs ``google-genai`` installed.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
+
+from ..calls import ToolCall
+from ..definition import ToolDefinition
+from ..entries import HostedEntry
+from ..result import ToolResult
+from ._common import (
+    MediaPart,
+    TextPart,
+    ToolSource,
+    UnsupportedToolError,
+    check_hosted,
+    check_name,
+    collect,
+    get,
+    is_error,
+    is_generated_id,
+    make_call,
+    plain,
+    render,
+    sole_json,
+)
+
+if TYPE_CHECKING:
+    from google.genai import types
+
+__all__ = ["parse_tool_calls", "tool_results", "tools"]
+
+_API = "Gemini"
+_PROVIDER = "gemini"
+_MEDIA_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "application/pdf"})
+
+
+def _require_sdk() -> None:
+    try:
+        import google.genai.types  # noqa: F401
+    except ImportError as exc:
+        raise ImportError(
+            "toolmesh.providers.gemini builds google-genai objects; install it with `pip install google-genai`"
+        ) from exc
+
+
+def tools(catalog: ToolSource) -> list[types.ToolUnion]:
+    """The ``tools=`` of ``GenerateContentConfig``: one ``types.Tool`` holding every function
+    declaration (in catalog order), then one ``types.Tool`` per hosted Gemini tool.
+
+    A hosted row's ``provider_tool`` names a field of ``types.Tool`` in its ``type``:
+    ``{"type": "google_search"}``, ``{"type": "code_execution"}``, or with settings,
+    ``{"type": "google_search", "google_search": {...}}``.
+
+    Raises:
+        UnsupportedToolError: for a name the Gemini rule rejects, another provider's
+            hosted tool, or a hosted declaration ``types.Tool`` does not accept.
+    """
+    _require_sdk()
+    from google.genai import types
+
+    functions: list[types.FunctionDeclaration] = []
+    hosted: list[types.Tool] = []
+    for item in collect(catalog):
+        if isinstance(item, ToolDefinition):
+            check_name(item.name, _PROVIDER, _API)
+            functions.append(
+                types.FunctionDeclaration(
+                    name=item.name,
+                    description=item.description or None,
+                    parameters_json_schema=_schema(item.parameters),
+                )
+            )
+        else:
+            hosted.append(_hosted(item))
+    declared: list[types.ToolUnion] = [types.Tool(function_declarations=functions)] if functions else []
+    declared.extend(hosted)
+    return declared
+
+
+def _schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
+    schema: dict[str, Any] = plain(parameters)
+    schema.pop("$schema", None)
+    return schema
+
+
+def _hosted(row: HostedEntry) -> types.Tool:
+    import pydantic
+    from google.genai import types
+
+    declaration = plain(check_hosted(row, (_PROVIDER, "google"), _API))
+    field = declaration.pop("type")
+    settings = declaration[field] if set(declaration) == {field} else declaration
+    try:
+        return types.Tool.model_validate({field: settings})
+    except pydantic.ValidationError as exc:
+        known = ", ".join(name for name in types.Tool.model_fields if name != "function_declarations")
+        raise UnsupportedToolError(
+            f"hosted tool {row.name!r}: {{'type': {field!r}}} is not a Gemini tool this google-genai accepts "
+            f"({exc.error_count()} problem(s): {exc.errors(include_url=False)[0]['msg']}); "
+            f"its type must name a field of google.genai.types.Tool: {known}"
+        ) from None
+
+
+def parse_tool_calls(response: object) -> list[ToolCall]:
+    """The function calls of a ``GenerateContentResponse`` (first candidate), a ``Content`` or a list of parts.
+
+    Plain dicts of the same shapes work too. Arguments that are not a JSON object give
+    an invalid ``ToolCall`` (``problem`` set) instead of an error. A call without an id
+    gets a deterministic one (``tool_results`` does not send it back).
+    """
+    calls: list[ToolCall] = []
+    for part in _parts(response):
+        call = get(part, "function_call") or get(part, "functionCall")
+        if call is None:
+            continue
+        calls.append(
+            make_call(get(call, "id"), get(call, "name"), get(call, "args"), provider=_PROVIDER, index=len(calls))
+        )
+    return calls
+
+
+def _parts(response: object) -> Iterable[object]:
+    if isinstance(response, list | tuple):
+        return response
+    candidates = get(response, "candidates")
+    if candidates is not None:
+        if not candidates:
+            return ()
+        response = get(candidates[0], "content")
+    parts: Iterable[object] = get(response, "parts", ())
+    return parts
+
+
+def tool_results(results: Iterable[ToolResult], *, describe_unsupported: bool = False) -> types.Content:
+    """The ``user`` content answering every call of the turn: one function response part per result, in order.
+
+    Each response names its call (``name``, and ``id`` when the provider gave one).
+
+    Args:
+        results: The turn's results (``ToolResult.presentation`` is what is sent).
+        describe_unsupported: Replace content Gemini cannot carry (audio, other binary
+            types) by a short note instead of refusing it.
+
+    Raises:
+        UnsupportedContentError: for such content, unless ``describe_unsupported``.
+    """
+    _require_sdk()
+    from google.genai import types
+
+    parts: list[types.Part] = []
+    for result in results:
+        rendered = render(
+            result,
+            api="a Gemini function response",
+            media_types=_MEDIA_TYPES,
+            describe_unsupported=describe_unsupported,
+            hint="",
+        )
+        text = "\n".join(part.text for part in rendered if isinstance(part, TextPart))
+        media = [
+            types.FunctionResponsePart(inline_data=types.FunctionResponseBlob(mime_type=part.mime_type, data=part.data))
+            for part in rendered
+            if isinstance(part, MediaPart)
+        ]
+        response: dict[str, Any]
+        if is_error(result):
+            response = {"error": text}
+        else:
+            single, value = sole_json(result.presentation)
+            response = {"output": value if single else text}
+        call_id = None if is_generated_id(result.call_id, _PROVIDER) else result.call_id
+        function_response = types.FunctionResponse(id=call_id, name=result.name, response=response, parts=media or None)
+        parts.append(types.Part(function_response=function_response))
+    return types.Content(role="user", parts=parts)

@@ -1,0 +1,155 @@
+"""OpenAI Responses API: tool declarations out, function calls in, function call outputs back.
+
+Example:
+    >>> from toolmesh.providers import openai_responses as responses
+    >>> response = client.responses.create(model=..., input=items, tools=responses.tools(snapshot))
+    >>> items += response.output
+    >>> results = await run_tool_calls(snapshot, responses.parse_tool_calls(response))
+    >>> items += responses.tool_results(results)
+
+Function call outputs carry text, images (``input_image``) and PDF files
+(``input_file``). Hosted rows for OpenAI (``{"type": "web_search"}``, ...) are
+declared as they are; the provider runs them and they never reach ``parse_tool_calls``.
+"""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, cast
+
+from ..calls import ToolCall
+from ..definition import ToolDefinition
+from ..result import ToolResult
+from ._common import (
+    Part,
+    TextPart,
+    ToolSource,
+    check_hosted,
+    check_name,
+    collect,
+    get,
+    make_call,
+    plain,
+    render,
+    schemas_of,
+)
+from ._strict import repair_arguments, strict_parameters
+
+if TYPE_CHECKING:
+    from openai.types.responses import FunctionToolParam, ToolParam
+    from openai.types.responses.response_function_call_output_item_param import ResponseFunctionCallOutputItemParam
+    from openai.types.responses.response_input_item_param import FunctionCallOutput
+
+__all__ = ["parse_tool_calls", "tool_results", "tools"]
+
+_API = "the OpenAI Responses API"
+_PROVIDER = "openai"
+_IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
+_FILE_TYPES = frozenset({"application/pdf"})
+
+
+def tools(catalog: ToolSource, *, strict: bool = False) -> list[ToolParam]:
+    """The ``tools=`` of ``responses.create``: function tools and OpenAI hosted tools, in catalog order.
+
+    Args:
+        catalog: A ``ToolRegistry``, a ``ToolSnapshot`` (what the turn will dispatch) or an
+            iterable of rows or ``ToolDefinition``s.
+        strict: Ask for strict function calling. Each tool whose schema can be made
+            strict-compatible is sent with the rewritten schema and ``strict: true``; the
+            others with their schema unchanged and ``strict: false`` (the API's own
+            default is strict, so ``strict`` is always sent). Pass the same catalog to
+            ``parse_tool_calls`` so optional parameters sent as ``null`` are left out again.
+
+    Raises:
+        UnsupportedToolError: for a name the OpenAI rule rejects, or another provider's
+            hosted tool.
+    """
+    declared: list[ToolParam] = []
+    for item in collect(catalog):
+        if isinstance(item, ToolDefinition):
+            declared.append(_function(item, strict=strict))
+        else:
+            declared.append(cast("ToolParam", plain(check_hosted(item, (_PROVIDER,), _API))))
+    return declared
+
+
+def _function(definition: ToolDefinition, *, strict: bool) -> FunctionToolParam:
+    check_name(definition.name, _PROVIDER, _API)
+    schema = strict_parameters(definition.parameters, tool=definition.name) if strict else None
+    tool: FunctionToolParam = {
+        "type": "function",
+        "name": definition.name,
+        "parameters": schema if schema is not None else plain(definition.parameters),
+        "strict": schema is not None,
+    }
+    if definition.description:
+        tool["description"] = definition.description
+    return tool
+
+
+def parse_tool_calls(response: object, *, catalog: ToolSource | None = None) -> list[ToolCall]:
+    """The function calls of a ``Response`` (or of a list of output items), in order.
+
+    Plain dicts of the same shapes work too. Arguments that are not valid JSON give an
+    invalid ``ToolCall`` (``problem`` set) instead of an error. Hosted tools' items
+    (``web_search_call``, ...) and custom tool calls are not toolmesh's and are skipped.
+
+    Args:
+        response: The response, or its ``output`` items.
+        catalog: The catalog declared with ``strict=True``: a ``null`` sent for an optional
+            parameter that does not accept null is removed, so the tool's default applies.
+    """
+    items = response if isinstance(response, list | tuple) else get(response, "output", ())
+    schemas = schemas_of(catalog)
+    calls: list[ToolCall] = []
+    for index, item in enumerate(items):
+        if get(item, "type") != "function_call":
+            continue
+        name = get(item, "name")
+        arguments = repair_arguments(name, get(item, "arguments"), schemas)
+        calls.append(make_call(get(item, "call_id"), name, arguments, provider=_PROVIDER, index=index))
+    return calls
+
+
+def tool_results(results: Iterable[ToolResult], *, describe_unsupported: bool = False) -> list[FunctionCallOutput]:
+    """One ``function_call_output`` item per result, in order, each answering its call by ``call_id``.
+
+    Text-only output is sent as a string; output with images or PDFs as a list of
+    ``input_text``, ``input_image`` and ``input_file`` items. A failed or refused call
+    sends its feedback text.
+
+    Args:
+        results: The turn's results (``ToolResult.presentation`` is what is sent).
+        describe_unsupported: Replace content the API cannot carry (audio, other binary
+            types) by a short note instead of refusing it.
+
+    Raises:
+        UnsupportedContentError: for such content, unless ``describe_unsupported``.
+    """
+    items: list[FunctionCallOutput] = []
+    for result in results:
+        parts = render(
+            result,
+            api="a Responses API function call output",
+            media_types=_IMAGE_TYPES | _FILE_TYPES,
+            describe_unsupported=describe_unsupported,
+            hint="",
+        )
+        output: str | list[ResponseFunctionCallOutputItemParam]
+        if len(parts) == 1 and isinstance(parts[0], TextPart):
+            output = parts[0].text
+        else:
+            output = [_output_item(part, index) for index, part in enumerate(parts) if part != TextPart("")]
+        items.append({"type": "function_call_output", "call_id": result.call_id, "output": output})
+    return items
+
+
+def _output_item(part: Part, index: int) -> ResponseFunctionCallOutputItemParam:
+    if isinstance(part, TextPart):
+        return {"type": "input_text", "text": part.text}
+    url = f"data:{part.mime_type};base64,{base64.b64encode(part.data).decode('ascii')}"
+    if part.mime_type in _IMAGE_TYPES:
+        return {"type": "input_image", "image_url": url, "detail": "auto"}
+    filename = (part.uri or "").rsplit("/", 1)[-1] or f"file-{index + 1}.pdf"
+    return {"type": "input_file", "file_data": url, "filename": filename}
