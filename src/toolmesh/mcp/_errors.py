@@ -28,7 +28,8 @@ first, the way httpx maps httpcore's exceptions at one choke point. The table::
     RuntimeError from an outputSchema check  upstream_error ("does not match its outputSchema")
     pydantic.ValidationError, UnexpectedClaimedResult,
     InputRequiredRoundsExceededError,
-    OAuthFlowError                           upstream_error / permission_denied (OAuth)
+    ListenNotSupportedError                  upstream_error
+    OAuthFlowError                           permission_denied
     (Base)ExceptionGroup                     its first leaf, mapped by this table
     anything else                            internal
 
@@ -49,7 +50,7 @@ from mcp.client._input_required import InputRequiredRoundsExceededError
 from mcp.client.auth.exceptions import OAuthFlowError
 from mcp.client.extension import UnexpectedClaimedResult
 from mcp.client.streamable_http import StreamableHTTPError
-from mcp.client.subscriptions import SubscriptionLost
+from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 
 from ..errors import ErrorKind, ToolExecutionError
@@ -104,10 +105,11 @@ MAPPED_EXCEPTIONS: tuple[type[BaseException], ...] = (
     UnexpectedClaimedResult,
     InputRequiredRoundsExceededError,
     OAuthFlowError,
-    RuntimeError,
+    ListenNotSupportedError,
     BaseExceptionGroup,
 )
-"""Every exception type ``classify`` maps to a kind of its own (everything else is internal)."""
+"""Every exception type ``classify`` maps by type (a ``RuntimeError`` only by its outputSchema
+message; everything else is internal)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -191,7 +193,7 @@ def classify(exc: BaseException) -> MappedError:
                 ErrorKind.UPSTREAM_ERROR,
                 f"the server's answer does not conform to the protocol ({exc.error_count()} validation errors)",
             )
-        case UnexpectedClaimedResult() | InputRequiredRoundsExceededError():
+        case UnexpectedClaimedResult() | InputRequiredRoundsExceededError() | ListenNotSupportedError():
             return MappedError(ErrorKind.UPSTREAM_ERROR, f"{type(exc).__name__}: {exc}")
         case RuntimeError() if _OUTPUT_SCHEMA.search(str(exc)):
             return MappedError(
