@@ -15,6 +15,8 @@ from .errors import (
     ToolExecutionError,
     ToolmeshError,
     ToolNotFoundError,
+    UnsupportedContentError,
+    UnsupportedToolError,
 )
 from .hooks import (
     Defer,
@@ -108,4 +110,6 @@ __all__ = [
     "ToolSnapshot",
     "TurnResult",
     "TurnStream",
+    "UnsupportedContentError",
+    "UnsupportedToolError",
 ]

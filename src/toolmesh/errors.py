@@ -5,7 +5,9 @@ The hierarchy::
     ToolmeshError                      every error toolmesh raises
     ├── ConfigurationError             a bad spec, found at register/connect time
     │   ├── NameCollisionError         two rows want one model-visible name
-    │   └── ServerConnectionError      an MCP server could not be connected or listed
+    │   ├── ServerConnectionError      an MCP server could not be connected or listed
+    │   └── UnsupportedToolError       a row a provider format cannot declare
+    ├── UnsupportedContentError        a result a provider format cannot carry (ValueError)
     ├── ToolNotFoundError (KeyError)   a name that is not in the registry
     └── ToolExecutionError             one tool call went wrong (carried on ToolResult.error)
 
@@ -29,6 +31,8 @@ __all__ = [
     "ToolExecutionError",
     "ToolNotFoundError",
     "ToolmeshError",
+    "UnsupportedContentError",
+    "UnsupportedToolError",
 ]
 
 
@@ -101,6 +105,25 @@ class ServerConnectionError(ConfigurationError):
     def __init__(self, server: str, message: str) -> None:
         self.server = server
         super().__init__(f"MCP server {server!r}: {message}")
+
+
+class UnsupportedToolError(ConfigurationError):
+    """A row the provider cannot declare: a name its rule rejects, or another provider's hosted tool."""
+
+
+class UnsupportedContentError(ToolmeshError, ValueError):
+    """A tool result holds content the provider's result format cannot carry (e.g. an image in Chat Completions).
+
+    Raised by ``tool_results()`` instead of dropping the content. Attributes name the
+    result (``call_id``, ``tool_name``) and the block (``block_type``, ``mime_type``).
+    """
+
+    def __init__(self, message: str, *, call_id: str, tool_name: str, block_type: str, mime_type: str | None) -> None:
+        super().__init__(message)
+        self.call_id = call_id
+        self.tool_name = tool_name
+        self.block_type = block_type
+        self.mime_type = mime_type
 
 
 class ToolNotFoundError(ToolmeshError, KeyError):

@@ -15,7 +15,7 @@ from typing import Any, TypeAlias
 from ..calls import ToolCall
 from ..definition import ToolDefinition
 from ..entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
-from ..errors import ConfigurationError, ToolmeshError
+from ..errors import UnsupportedContentError, UnsupportedToolError
 from ..names import PROVIDER_RULES
 from ..output import Audio, ContentBlock, EmbeddedResource, Image, Json, ToolOutput
 from ..result import Disposition, ToolResult
@@ -47,25 +47,6 @@ ToolSource: TypeAlias = Iterable[ToolDefinition | Entry]
 their rows), or any iterable of rows or ``ToolDefinition``s."""
 
 _ROW_TYPES = (NativeEntry, McpEntry, DynamicEntry, HostedEntry)
-
-
-class UnsupportedToolError(ConfigurationError):
-    """A row the provider cannot declare: a name its rule rejects, or another provider's hosted tool."""
-
-
-class UnsupportedContentError(ToolmeshError, ValueError):
-    """A tool result holds content the provider's result format cannot carry (e.g. an image in Chat Completions).
-
-    Raised by ``tool_results()`` instead of dropping the content. Attributes name the
-    result (``call_id``, ``tool_name``) and the block (``block_type``, ``mime_type``).
-    """
-
-    def __init__(self, message: str, *, call_id: str, tool_name: str, block_type: str, mime_type: str | None) -> None:
-        super().__init__(message)
-        self.call_id = call_id
-        self.tool_name = tool_name
-        self.block_type = block_type
-        self.mime_type = mime_type
 
 
 def get(obj: object, key: str, default: Any = None) -> Any:
