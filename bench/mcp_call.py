@@ -1,0 +1,268 @@
+"""Per-call cost of calling one MCP tool through toolmesh, against the raw SDK and two peers.
+
+Run:  .venv/bin/python bench/mcp_call.py [--repeats 4] [--calls 300] [--concurrent-calls 960]
+
+One fixture server (tests/fixtures/demo_server.py, the SDK's ``MCPServer``) runs as a child
+process on a free loopback port over Streamable HTTP. Every row calls its ``echo`` tool
+with ``{"text": "hello"}`` over the same server:
+
+  1. raw mcp.Client   ``await client.call_tool("echo", {"text": "hello"})`` on one
+                      ``mcp.Client(url)`` entered once (the floor: no registry at all).
+  2. toolmesh         ``await registry.dispatch("demo__echo", '{"text": "hello"}')`` on a
+                      ``ToolRegistry`` that connected the server once: name lookup, argument
+                      parsing, the call on the registry's supervised session, the conversion
+                      to a ``ToolResult``.
+  3. pydantic-ai      ``await MCPToolset(url).direct_call_tool("echo", {...})`` (its MCP
+                      toolset on FastMCP's client), entered once. Skipped when not installed.
+  4. fastmcp          ``await fastmcp.Client(url).call_tool("echo", {...})``, entered once.
+                      Skipped when not installed.
+
+Two modes: sequential (one call at a time) and 32 calls in flight (32 tasks sharing the
+one session, each making calls back to back). For each, the figure is the best of
+``repeats`` runs, rows interleaved per repeat after a warm-up; latency is per call, the
+throughput is calls per second of wall time, and the ratio is against row 1 (1.00 means
+no overhead; toolmesh's target is within 1.05). The server runs on the same machine, so
+wall-clock figures carry its noise; the client CPU column (this process's CPU time per
+call, best repeat) isolates what each client library itself costs. Bounded: the whole
+run takes about a minute with the defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp import Client
+
+from toolmesh import ToolRegistry
+from toolmesh.mcp import McpServer
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = ROOT / "tests" / "fixtures" / "demo_server.py"
+ARGS = {"text": "hello"}
+ARGS_JSON = json.dumps(ARGS)
+IN_FLIGHT = 32
+
+Call = Callable[[], Awaitable[Any]]
+
+
+@dataclass
+class Figures:
+    """Best-of-repeats figures of one row in one mode."""
+
+    latencies: list[float] = field(default_factory=list)
+    wall: float = float("inf")
+    cpu: float = float("inf")
+
+    def offer(self, latencies: list[float], wall: float, cpu: float) -> None:
+        if wall < self.wall:
+            self.latencies, self.wall = latencies, wall
+        self.cpu = min(self.cpu, cpu / len(latencies))
+
+    @property
+    def cpu_us(self) -> float:
+        return self.cpu * 1e6
+
+    @property
+    def mean_us(self) -> float:
+        return statistics.fmean(self.latencies) * 1e6
+
+    @property
+    def p50_us(self) -> float:
+        return statistics.median(self.latencies) * 1e6
+
+    @property
+    def p99_us(self) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e6
+
+    @property
+    def throughput(self) -> float:
+        return len(self.latencies) / self.wall
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+@contextlib.asynccontextmanager
+async def demo_server() -> AsyncIterator[str]:
+    port = free_port()
+    env = {**os.environ, "FIXTURE_LOG_LEVEL": "CRITICAL"}
+    process = await anyio.open_process(
+        [sys.executable, str(SERVER), "http", str(port)],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        with anyio.fail_after(20):
+            while not port_open(port):
+                if process.returncode is not None:
+                    raise RuntimeError(f"the demo server exited with {process.returncode}")
+                await anyio.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        with anyio.CancelScope(shield=True):
+            process.terminate()
+            with anyio.move_on_after(5) as scope:
+                await process.wait()
+            if scope.cancelled_caught:
+                process.kill()
+                await process.wait()
+
+
+async def sequential(call: Call, calls: int) -> tuple[list[float], float]:
+    latencies: list[float] = []
+    clock = time.perf_counter
+    start = clock()
+    for _ in range(calls):
+        t0 = clock()
+        await call()
+        latencies.append(clock() - t0)
+    return latencies, clock() - start
+
+
+async def concurrent(call: Call, calls: int) -> tuple[list[float], float]:
+    latencies: list[float] = []
+    clock = time.perf_counter
+    per_task = calls // IN_FLIGHT
+
+    async def worker() -> None:
+        for _ in range(per_task):
+            t0 = clock()
+            await call()
+            latencies.append(clock() - t0)
+
+    start = clock()
+    async with anyio.create_task_group() as group:
+        for _ in range(IN_FLIGHT):
+            group.start_soon(worker)
+    return latencies, clock() - start
+
+
+async def open_rows(stack: contextlib.AsyncExitStack, url: str) -> tuple[dict[str, Call], dict[str, str]]:
+    """Enter every client once; return each row's call and the rows skipped (with the reason)."""
+    rows: dict[str, Call] = {}
+    skipped: dict[str, str] = {}
+
+    client = await stack.enter_async_context(Client(url))
+
+    async def raw() -> Any:
+        return await client.call_tool("echo", ARGS)
+
+    rows["raw mcp.Client"] = raw
+
+    registry = await stack.enter_async_context(ToolRegistry())
+    await registry.connect(McpServer.http("demo", url, include=["echo"]))
+
+    async def dispatch() -> Any:
+        result = await registry.dispatch("demo__echo", ARGS_JSON)
+        if not result.ok:
+            raise RuntimeError(f"toolmesh call failed: {result.error!r}")
+        return result
+
+    rows["toolmesh dispatch"] = dispatch
+
+    try:
+        from pydantic_ai.mcp import MCPToolset
+    except ImportError as exc:
+        skipped["pydantic-ai MCPToolset"] = f"not installed ({exc})"
+    else:
+        toolset = await stack.enter_async_context(MCPToolset(url))
+
+        async def pydantic_ai() -> Any:
+            return await toolset.direct_call_tool("echo", ARGS)
+
+        rows["pydantic-ai MCPToolset"] = pydantic_ai
+
+    try:
+        import fastmcp
+    except ImportError as exc:
+        skipped["fastmcp Client"] = f"not installed ({exc})"
+    else:
+        fast = await stack.enter_async_context(fastmcp.Client(url))
+
+        async def fastmcp_call() -> Any:
+            return await fast.call_tool("echo", ARGS)
+
+        rows["fastmcp Client"] = fastmcp_call
+
+    return rows, skipped
+
+
+async def run(repeats: int, calls: int, concurrent_calls: int) -> None:
+    started = time.perf_counter()
+    async with demo_server() as url, contextlib.AsyncExitStack() as stack:
+        rows, skipped = await open_rows(stack, url)
+        modes: dict[str, Callable[[Call, int], Awaitable[tuple[list[float], float]]]] = {
+            "sequential": sequential,
+            f"{IN_FLIGHT} in flight": concurrent,
+        }
+        counts = {"sequential": calls, f"{IN_FLIGHT} in flight": concurrent_calls}
+        figures = {(mode, name): Figures() for mode in modes for name in rows}
+        for call in rows.values():  # warm-up: connections, caches, the server's code paths
+            await sequential(call, 50)
+            await concurrent(call, IN_FLIGHT * 4)
+        for _ in range(repeats):
+            for mode, runner in modes.items():
+                for name, call in rows.items():
+                    cpu = time.process_time()
+                    latencies, wall = await runner(call, counts[mode])
+                    figures[(mode, name)].offer(latencies, wall, time.process_time() - cpu)
+
+    print(f"MCP tools/call over loopback Streamable HTTP (server: {SERVER.name}, tool: echo)")
+    print(f"best of {repeats} repeats; sequential: {calls} calls, {IN_FLIGHT} in flight: {concurrent_calls} calls\n")
+    header = (
+        f"{'mode':<14} {'row':<24} {'mean µs':>9} {'p50 µs':>9} {'p99 µs':>9} {'calls/s':>9} {'ratio':>6}"
+        f" {'client CPU µs':>14} {'CPU ratio':>9}"
+    )
+    for mode in modes:
+        print(header)
+        base = figures[(mode, "raw mcp.Client")]
+        for name in rows:
+            f = figures[(mode, name)]
+            ratio = f.mean_us / base.mean_us if mode == "sequential" else base.throughput / f.throughput
+            print(
+                f"{mode:<14} {name:<24} {f.mean_us:>9.0f} {f.p50_us:>9.0f} {f.p99_us:>9.0f} "
+                f"{f.throughput:>9.0f} {ratio:>6.3f} {f.cpu_us:>14.0f} {f.cpu / base.cpu:>9.3f}"
+            )
+        print()
+    print("ratio: sequential, mean latency / raw mcp.Client's; in flight, raw throughput / the row's throughput")
+    print("client CPU: CPU time of this process (not the server's) per call, best repeat; ratio against raw")
+    for name, reason in skipped.items():
+        print(f"skipped {name}: {reason}")
+    print(f"total time: {time.perf_counter() - started:.1f}s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeats", type=int, default=int(os.environ.get("TOOLMESH_BENCH_REPEATS", 4)))
+    parser.add_argument("--calls", type=int, default=int(os.environ.get("TOOLMESH_BENCH_CALLS", 300)))
+    parser.add_argument("--concurrent-calls", type=int, default=960)
+    args = parser.parse_args()
+    anyio.run(run, args.repeats, args.calls, args.concurrent_calls)
+
+
+if __name__ == "__main__":
+    main()
