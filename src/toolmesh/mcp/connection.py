@@ -22,18 +22,20 @@ cancelled, so a hanging tool is cancelled on the wire.
 from __future__ import annotations
 
 import logging
+import os
+import sys
 from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
 
 import anyio
 import anyio.abc
 import httpx2
 import mcp_types
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
 
 from ..context import ToolContext
@@ -88,6 +90,22 @@ class _Session:
     done: anyio.Event = field(default_factory=anyio.Event)
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     inflight: set[anyio.CancelScope] = field(default_factory=set)
+
+
+def _child_stderr(stack: AsyncExitStack) -> TextIO:
+    """Where a stdio server's stderr goes: ours when it is a real file, else the process's own.
+
+    Under pytest's capture or in a notebook ``sys.stderr`` has no file descriptor, which
+    a child process needs; then the original stderr is used, or /dev/null.
+    """
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return stack.enter_context(open(os.devnull, "w"))
 
 
 def _transport_closed(client: Client) -> bool:
@@ -154,12 +172,13 @@ class McpConnection:
         spec = self.spec
         target: Any
         if spec.transport == "stdio":
-            target = StdioServerParameters(
+            params = StdioServerParameters(
                 command=spec.command or "",
                 args=list(spec.args or ()),
                 env=dict(spec.env) if spec.env else None,
                 cwd=spec.cwd,
             )
+            target = stdio_client(params, errlog=_child_stderr(stack))
         else:
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(headers=dict(spec.headers or {}), auth=spec.auth, timeout=_HTTP_TIMEOUT)
