@@ -2,6 +2,30 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .config import McpServer, McpServerOptions, ServerConfigError, check_allowed_hosts
 
-__all__ = ["McpServer", "McpServerOptions", "ServerConfigError", "check_allowed_hosts"]
+if TYPE_CHECKING:
+    from .connection import ConnectionState, McpConnection
+
+__all__ = [
+    "ConnectionState",
+    "McpConnection",
+    "McpServer",
+    "McpServerOptions",
+    "ServerConfigError",
+    "check_allowed_hosts",
+]
+
+_LAZY = {"ConnectionState": "connection", "McpConnection": "connection"}
+"""Names whose modules import the MCP SDK's client (~0.4 s): loaded on first use only."""
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(f"{__name__}.{module}"), name)
