@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import logging
 import os
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from time import perf_counter
 from types import MappingProxyType
@@ -132,22 +132,36 @@ async def guarded(
         raise unexpected_error(row, exc, settings) from exc
 
 
-async def execute(
+def execute(
     row: Entry,
     arguments: str | Mapping[str, Any] | None,
     ctx: ToolContext[Any] | None,
     settings: DispatchSettings,
-) -> ToolResult:
-    """Dispatch one call to ``row`` and describe what happened; raises only on cancellation."""
+) -> Coroutine[Any, Any, ToolResult]:
+    """Dispatch one call to ``row``: a coroutine describing what happened; raises only on cancellation.
+
+    A plain function handing back the coroutine of the call, so an untraced dispatch
+    has one coroutine layer less.
+    """
     if ctx is None:  # positional: the dataclass __init__ with keywords and default factories costs 2x
         call_ctx: ToolContext[Any] = ToolContext(new_call_id(), None, {}, None, None, None, None, None, row.name)
     else:
         call_ctx = ctx.fork(row.name)
     tracer = settings.tracer()
     if tracer is None:
-        return await _execute(row, arguments, call_ctx, settings)
-    with open_span(tracer, row, call_ctx) as span:
-        result = await _execute(row, arguments, call_ctx, settings)
+        return _execute(row, arguments, call_ctx, settings)
+    return _traced(tracer, row, arguments, call_ctx, settings)
+
+
+async def _traced(
+    tracer: trace.Tracer,
+    row: Entry,
+    arguments: str | Mapping[str, Any] | None,
+    ctx: ToolContext[Any],
+    settings: DispatchSettings,
+) -> ToolResult:
+    with open_span(tracer, row, ctx) as span:
+        result = await _execute(row, arguments, ctx, settings)
         record_outcome(span, result.disposition, result.error)
         return result
 

@@ -53,4 +53,3 @@ def argument_error(entry: Entry, arguments: str) -> ToolExecutionError | None:
     except ToolExecutionError as error:
         return error
     return None
-

@@ -62,7 +62,10 @@ class NativeEntry:
 
     async def invoke(self, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
         """Validate the arguments, run the function, convert what it returns."""
-        return to_output(await self.tool.run(self.tool.validate(arguments), ctx))
+        native = self.tool
+        if native.plain_async:
+            return to_output(await native.fn(**native.validate(arguments)))
+        return to_output(await native.run(native.validate(arguments), ctx))
 
     def __repr__(self) -> str:
         return f"NativeEntry(name={self.name!r}, function={getattr(self.tool.fn, '__qualname__', '?')!r})"

@@ -97,6 +97,8 @@ class NativeTool(Generic[P, T]):
         capabilities: Host-only facts (output schema, streaming, ...).
         timeout: Seconds a call may take, unless the call's context says otherwise.
         show_error_details: Show unexpected exceptions' text to the model (None: registry decides).
+        plain_async: An async function taking only keyword arguments and no context: the
+            common case, which callers may await directly as ``fn(**validated)``.
 
     ``localns`` is the namespace the function was defined in, so string annotations of
     types local to a function body resolve (``@tool`` passes its caller's).
@@ -209,8 +211,7 @@ class NativeTool(Generic[P, T]):
             changes["io_mode"] = IoMode.STREAMING
         self.capabilities = dataclasses.replace(base, **changes) if changes else base
         self.definition = ToolDefinition(self.name, self.description, self.parameters, self.capabilities.output_schema)
-        # the common call, decided once: an async function taking only keyword-able model arguments
-        self._keywords_only_async = self._mode == "async" and self.context_param is None and not self._positional
+        self.plain_async: bool = self._mode == "async" and self.context_param is None and not self._positional
 
     def __call__(self, *args: P.args, **kwargs: P.kwargs) -> T:
         return self.fn(*args, **kwargs)
@@ -258,7 +259,7 @@ class NativeTool(Generic[P, T]):
     async def run(self, kwargs: dict[str, Any], ctx: ToolContext[Any]) -> Any:
         """Run the function with validated arguments; a streaming tool's run returns a ToolOutput."""
         fn: Callable[..., Any] = self.fn
-        if self._keywords_only_async:
+        if self.plain_async:
             return await fn(**kwargs)
         if self.context_param is not None:
             kwargs[self.context_param] = ctx

@@ -217,6 +217,11 @@ def to_output(value: object) -> ToolOutput:
     Raises:
         OutputConversionError: for bytes, or values pydantic cannot serialise to JSON.
     """
+    kind = type(value)
+    if kind is str:
+        return _one_block(Text(value))  # type: ignore[arg-type]
+    if kind in _JSON_SCALARS:
+        return _one_block(Json(value))
     if isinstance(value, ToolOutput):
         return value
     if isinstance(value, str):
@@ -232,6 +237,14 @@ def to_output(value: object) -> ToolOutput:
 
 
 _SCALARS = (int, float, bool, type(None))
+_JSON_SCALARS = frozenset(_SCALARS)
+
+
+def _one_block(block: ContentBlock) -> ToolOutput:
+    """A one-block output without re-checking a block we just built (the hot path)."""
+    output = ToolOutput.__new__(ToolOutput)
+    output.blocks = [block]
+    return output
 
 
 def to_json_value(value: object) -> Any:
