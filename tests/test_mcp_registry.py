@@ -45,6 +45,26 @@ async def low_url() -> AsyncIterator[str]:
         yield url
 
 
+@pytest.fixture(scope="module")
+async def special_url() -> AsyncIterator[str]:
+    """The low-level server with odd names, 250 more tools in pages of 40, unknown tools as JSON-RPC errors."""
+    env = {
+        "FIXTURE_WEIRD_NAMES": "1",
+        "FIXTURE_MANY_TOOLS": "250",
+        "FIXTURE_PAGE_SIZE": "40",
+        "FIXTURE_UNKNOWN": "error",
+    }
+    async with http_server(LOWLEVEL, env) as url:
+        yield url
+
+
+@pytest.fixture(scope="module")
+async def hang_url() -> AsyncIterator[str]:
+    """The low-level server whose tools/list never answers."""
+    async with http_server(LOWLEVEL, FIXTURE_LIST_HANG="1") as url:
+        yield url
+
+
 @tool
 async def echo(text: str) -> str:
     """A native echo."""
@@ -112,16 +132,14 @@ async def test_an_mcp_name_equal_to_a_native_name_is_a_collision(demo_url: str) 
             registry.register(echo, name="demo__echo", replace=True)
 
 
-async def test_names_that_sanitize_to_one_collide() -> None:
+async def test_names_that_sanitize_to_one_collide(special_url: str) -> None:
     @tool
     async def docs_search(q: str) -> str:
         """Native search."""
         return q
 
-    async with (
-        http_server(LOWLEVEL, FIXTURE_WEIRD_NAMES="1") as url,
-        ToolRegistry(names=NamePolicy(provider="openai")) as registry,
-    ):
+    url = special_url
+    async with ToolRegistry(names=NamePolicy(provider="openai")) as registry:
         registry.register(docs_search)
         with pytest.raises(NameCollisionError) as info:
             await registry.connect(demo_http(url, "low", prefix=False))
@@ -152,17 +170,16 @@ async def test_include_and_exclude(low_url: str) -> None:
 # -- discovery -----------------------------------------------------------------------
 
 
-async def test_every_page_is_listed() -> None:
-    async with http_server(LOWLEVEL, FIXTURE_MANY_TOOLS="250", FIXTURE_PAGE_SIZE="40") as url:
-        async with ToolRegistry() as registry:
-            await registry.connect(demo_http(url, "low"))
-            assert len(registry) == 255
-            assert registry.names()[5:7] == ["low__item_0000", "low__item_0001"]
-            assert registry.names()[-1] == "low__item_0249"
-        async with ToolRegistry() as registry:
-            with pytest.raises(ServerConnectionError, match=r"'low'.*more than 3 pages.*max_pages"):
-                await registry.connect(demo_http(url, "low", max_pages=3))
-            assert len(registry) == 0 and registry.connections() == []
+async def test_every_page_is_listed(special_url: str) -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_http(special_url, "low"))
+        assert len(registry) == 257  # 5 fixed tools, 2 odd names, 250 generated ones: 7 pages
+        assert registry.names()[7:9] == ["low__item_0000", "low__item_0001"]
+        assert registry.names()[-1] == "low__item_0249"
+    async with ToolRegistry() as registry:
+        with pytest.raises(ServerConnectionError, match=r"'low'.*more than 3 pages.*max_pages"):
+            await registry.connect(demo_http(special_url, "low", max_pages=3))
+        assert len(registry) == 0 and registry.connections() == []
 
 
 async def test_a_repeated_cursor_is_a_discovery_error() -> None:
@@ -173,8 +190,9 @@ async def test_a_repeated_cursor_is_a_discovery_error() -> None:
         assert len(registry) == 0 and registry.connections() == []
 
 
-async def test_a_hanging_tools_list_times_out_at_connect() -> None:
-    async with http_server(LOWLEVEL, FIXTURE_LIST_HANG="1") as url, ToolRegistry() as registry:
+async def test_a_hanging_tools_list_times_out_at_connect(hang_url: str) -> None:
+    url = hang_url
+    async with ToolRegistry() as registry:
         registry.register(echo)
         start = time.perf_counter()
         with pytest.raises(ServerConnectionError) as info:
@@ -218,9 +236,9 @@ async def test_a_tool_that_disappears_after_discovery_is_not_found() -> None:
         assert "'demo'" in result.error.message and "'search'" in result.error.message
 
 
-async def test_unknown_tool_as_a_json_rpc_error_is_not_found() -> None:
-    async with http_server(LOWLEVEL, FIXTURE_UNKNOWN="error") as url, ToolRegistry() as registry:
-        await registry.connect(demo_http(url, "low"))
+async def test_unknown_tool_as_a_json_rpc_error_is_not_found(special_url: str) -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_http(special_url, "low", include=["echo"]))
         row = registry["low__echo"]
         assert isinstance(row, McpEntry)
         # A row whose wire name the server does not know (as after a server-side removal).
@@ -258,8 +276,8 @@ async def test_connect_all_is_parallel_and_ordered(demo_url: str, low_url: str) 
         assert registry.names() == ["low__echo", "demo__echo"]
 
 
-async def test_connect_all_is_all_or_nothing(demo_url: str) -> None:
-    async with http_server(LOWLEVEL, FIXTURE_LIST_HANG="1") as hang_url, ToolRegistry() as registry:
+async def test_connect_all_is_all_or_nothing(demo_url: str, hang_url: str) -> None:
+    async with ToolRegistry() as registry:
         start = time.perf_counter()
         with pytest.raises(ServerConnectionError, match="'hang'"):
             await registry.connect_all([demo_http(demo_url, "demo"), demo_http(hang_url, "hang", timeout=1)])
