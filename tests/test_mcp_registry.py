@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import time
 from collections.abc import AsyncIterator
 
@@ -216,6 +217,17 @@ async def test_a_command_that_cannot_start_is_a_connection_error() -> None:
         with pytest.raises(ServerConnectionError, match=r"'nope'.*could not start 'toolmesh-no-such-command'"):
             await registry.connect(McpServer.stdio("nope", "toolmesh-no-such-command", [], timeout=5))
         assert registry.connections() == []
+
+
+async def test_a_server_that_exits_at_start_is_a_connection_error() -> None:
+    before = child_pids()
+    async with ToolRegistry() as registry:
+        start = time.perf_counter()
+        with pytest.raises(ServerConnectionError, match=r"'bad'.*closed while connecting.*run the command by hand"):
+            await registry.connect(McpServer.stdio("bad", sys.executable, ["-c", "raise SystemExit(3)"], timeout=10))
+        assert time.perf_counter() - start < 5  # found out at once, not at the timeout
+        assert registry.connections() == []
+    assert child_pids() - before == set()
 
 
 async def test_a_server_with_no_tools_is_connected_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
