@@ -246,6 +246,11 @@ async def test_a_tool_that_disappears_after_discovery_is_not_found() -> None:
         assert result.error is not None and result.error.kind is ErrorKind.NOT_FOUND
         assert "no longer offered" in result.error.model_feedback
         assert "'demo'" in result.error.message and "'search'" in result.error.message
+        # A refresh retires the row; snapshots taken before keep it.
+        snapshot = registry.snapshot()
+        rows = await registry.refresh("demo")
+        assert "demo__search" not in registry and "demo__search" in snapshot
+        assert [row.name for row in rows] == [n for n in registry.names() if n.startswith("demo__")]
 
 
 async def test_unknown_tool_as_a_json_rpc_error_is_not_found(special_url: str) -> None:
@@ -333,3 +338,26 @@ async def test_leaving_the_registry_ends_every_child_process() -> None:
     assert child_pids() - before == set()
     result = await registry.dispatch("a__echo", {"text": "x"})  # rows are gone with the registry
     assert result.error is not None and result.error.kind is ErrorKind.NOT_FOUND
+
+
+async def test_refresh_adds_new_tools_and_never_takes_a_name() -> None:
+    @tool
+    async def low__clash() -> str:
+        """A native row that owns the name the server's new tool would get."""
+        return "native"
+
+    async with http_server(LOWLEVEL) as url, ToolRegistry() as registry:
+        await registry.connect(demo_http(url, "low", exclude=["bad_output", "missing_output"]))
+        registry.register(low__clash)
+        assert registry.names() == ["low__clash", "low__protocol_error", "low__mutate", "low__echo"]
+        assert (await registry.dispatch("low__mutate", {"name": "fresh"})).ok
+        assert (await registry.dispatch("low__mutate", {"name": "clash"})).ok
+        assert "low__fresh" not in registry  # nothing changes until a refresh
+        rows = await registry.refresh("low")
+        assert [row.wire_name for row in rows] == ["protocol_error", "mutate", "echo", "fresh"]
+        assert registry.names() == ["low__clash", "low__protocol_error", "low__mutate", "low__echo", "low__fresh"]
+        assert isinstance(registry["low__clash"], NativeEntry)  # the server's "clash" was left out
+        result = await registry.dispatch("low__fresh", {"text": "hi"})
+        assert result.ok and result.output.as_text() == "fresh text=hi"
+        with pytest.raises(ConfigurationError, match="no MCP server 'nope'"):
+            await registry.refresh("nope")

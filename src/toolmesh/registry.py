@@ -162,6 +162,8 @@ class ToolRegistry(_Catalog):
         self._names = names
         self._local: dict[str, Entry] = {}
         self._servers: dict[str, tuple[McpConnection, dict[str, McpEntry]]] = {}
+        self._listings: dict[str, tuple[int, int]] = {}
+        """Per server: the last listing generation issued, and the last one applied."""
         self._task_group: anyio.abc.TaskGroup | None = None
         self._lifecycle = "new"
 
@@ -407,6 +409,7 @@ class ToolRegistry(_Catalog):
 
     def _drop_server(self, label: str) -> McpConnection:
         connection, _ = self._servers.pop(label)
+        self._listings.pop(label, None)
         self._rebuild()
         return connection
 
@@ -548,6 +551,44 @@ class ToolRegistry(_Catalog):
         connection = self._drop_server(label)
         with anyio.CancelScope(shield=True):
             await connection.aclose()
+
+    async def refresh(self, label: str) -> list[McpEntry]:
+        """List a connected server's tools again and reconcile its rows with the answer.
+
+        New tools get rows, tools the server no longer lists lose theirs, the others are
+        rebuilt from the new listing; the server keeps its place in the catalog order.
+        The listing is fetched without holding anything, and an answer older than one
+        already applied is dropped, so a slow refresh never rolls back a newer one. A
+        tool whose name is now owned by another row (native or another server's) is left
+        out with a warning: a refresh never takes a name. Snapshots taken before keep
+        their rows.
+
+        Returns:
+            The server's rows after the refresh, in the server's order.
+
+        Raises:
+            ServerConnectionError: when listing fails; the rows are unchanged.
+            ConfigurationError: when no server of that label is connected.
+        """
+        from .mcp.catalog import owners, rebuild_rows, select_tools
+
+        connection = self.connection(label)
+        issued, applied = self._listings.get(label, (0, 0))
+        generation = issued + 1
+        self._listings[label] = (generation, applied)
+        tools = select_tools(connection.spec, await connection.list_tools())
+        current = self._servers.get(label)
+        if current is None or current[0] is not connection:
+            return []  # disconnected (or replaced) while listing: its rows are retired already
+        issued, applied = self._listings[label]
+        if generation < applied:
+            return list(current[1].values())
+        others = {name: row for name, row in self._rows.items() if name not in current[1]}
+        rows = rebuild_rows(connection.spec, tools, self.name_policy, owners(others, describe_row), connection)
+        self._listings[label] = (issued, generation)
+        self._servers[label] = (connection, {row.name: row for row in rows})
+        self._rebuild()
+        return rows
 
     def connection(self, label: str) -> McpConnection:
         """The connection of the server ``label``.

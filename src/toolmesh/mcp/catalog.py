@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types
 
 from ..entries import McpCaller, McpEntry
-from ..errors import ServerConnectionError
+from ..errors import NameCollisionError, ServerConnectionError
 from ..names import NamePolicy
 from .convert import tool_capabilities, tool_definition
 
@@ -25,7 +25,7 @@ if TYPE_CHECKING:
 
     from .config import McpServer
 
-__all__ = ["build_rows", "discover_tools", "owners", "select_tools"]
+__all__ = ["build_rows", "discover_tools", "owners", "rebuild_rows", "select_tools"]
 
 logger = logging.getLogger("toolmesh.mcp")
 
@@ -103,6 +103,35 @@ def build_rows(
         )
         for tool in tools
     ]
+
+
+def rebuild_rows(
+    spec: McpServer,
+    tools: Sequence[mcp_types.Tool],
+    policy: NamePolicy,
+    taken: Mapping[str, str],
+    caller: McpCaller,
+) -> list[McpEntry]:
+    """The rows of a refreshed listing: like ``build_rows``, but a collision drops only that tool.
+
+    A refresh must not fail a server that is in use, and must never take a name another
+    owner holds: each tool whose name collides is left out, with a warning naming both.
+    """
+    try:
+        return build_rows(spec, tools, policy, taken, caller)
+    except NameCollisionError:
+        pass
+    rows: list[McpEntry] = []
+    claimed: dict[str, str] = dict(taken)
+    for tool in tools:
+        try:
+            (row,) = build_rows(spec, [tool], policy, claimed, caller)
+        except NameCollisionError as exc:
+            logger.warning("MCP server %r: refresh leaves out tool %r: %s", spec.label, tool.name, exc)
+            continue
+        rows.append(row)
+        claimed[row.name] = f"MCP tool {tool.name!r} of server {spec.label!r}"
+    return rows
 
 
 def owners(rows: Mapping[str, Any], describe: Any) -> Mapping[str, str]:
