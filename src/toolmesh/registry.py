@@ -162,6 +162,8 @@ class ToolRegistry(_Catalog):
         self._names = names
         self._local: dict[str, Entry] = {}
         self._servers: dict[str, tuple[McpConnection, dict[str, McpEntry]]] = {}
+        self._refreshing: set[str] = set()
+        self._refresh_again: set[str] = set()
         self._listings: dict[str, tuple[int, int]] = {}
         """Per server: the last listing generation issued, and the last one applied."""
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -453,6 +455,31 @@ class ToolRegistry(_Catalog):
             _logger.warning("MCP server %r is connected but offers no tools (after filters)", label)
         self._servers[label] = (connection, {row.name: row for row in rows})
         self._rebuild()
+        connection.on_tools_changed = self._tools_changed
+
+    def _tools_changed(self, connection: McpConnection) -> None:
+        """Refresh a server whose tool list changed, in the background; changes coalesce."""
+        label = connection.label
+        if self._task_group is None or self._servers.get(label, (None,))[0] is not connection:
+            return
+        if label in self._refreshing:
+            self._refresh_again.add(label)
+            return
+        self._refreshing.add(label)
+        self._task_group.start_soon(self._auto_refresh, label, name=f"toolmesh MCP refresh {label!r}")
+
+    async def _auto_refresh(self, label: str) -> None:
+        try:
+            while True:
+                self._refresh_again.discard(label)
+                try:
+                    await self.refresh(label)
+                except Exception as exc:  # a background refresh must never take the registry down
+                    _logger.warning("MCP server %r: refreshing its tools failed: %s", label, exc)
+                if label not in self._refresh_again:
+                    return
+        finally:
+            self._refreshing.discard(label)
 
     async def connect(self, server: McpServer) -> McpConnection:
         """Connect an MCP server and add its tools as ``McpEntry`` rows (after the existing rows).

@@ -37,6 +37,7 @@ import mcp_types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..context import ToolContext
 from ..errors import ErrorKind, ServerConnectionError, ToolExecutionError
@@ -62,6 +63,7 @@ next successful reconnect; ``closed`` after ``aclose()``."""
 _BACKOFF_START = 0.5
 _BACKOFF_MAX = 30.0
 _CLOSE_GRACE = 5.0
+_LISTEN_RETRY = 1.0
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 """The SDK's own defaults: 30 s to connect and write, 300 s to read (SSE streams stay open)."""
 
@@ -152,7 +154,9 @@ class McpConnection:
         self.instructions: str | None = None
         """The server's instructions for the model, if any."""
         self.on_tools_changed: Callable[[McpConnection], None] | None = None
-        """Called when the server announces that its tool list changed."""
+        """Called when the tool list may have changed: the server announced it
+        (``notifications/tools/list_changed``, or an event on a 2026-07-28
+        ``subscriptions/listen`` stream), or a lost session was replaced."""
 
     def __repr__(self) -> str:
         return f"McpConnection(label={self.label!r}, state={self.state!r}, protocol={self.protocol_version!r})"
@@ -199,7 +203,11 @@ class McpConnection:
                     self.capabilities = client.server_capabilities
                     self.instructions = client.instructions
                     session.ready.set()
-                    await session.stop.wait()
+                    async with anyio.create_task_group() as watchers:
+                        if self._wants_listen(client):
+                            watchers.start_soon(self._listen, client)
+                        await session.stop.wait()
+                        watchers.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
             raise
         except (Exception, BaseExceptionGroup) as exc:
@@ -217,9 +225,37 @@ class McpConnection:
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
             logger.debug("MCP server %r: transport reported %r", self.label, message)
-        elif isinstance(message, mcp_types.ToolListChangedNotification) and self.on_tools_changed is not None:
-            self.on_tools_changed(self)
+        elif isinstance(message, mcp_types.ToolListChangedNotification):
+            self._tools_changed()  # handshake-era sessions (2025-11-25)
         await anyio.lowlevel.checkpoint()
+
+    def _tools_changed(self) -> None:
+        if self.on_tools_changed is not None and not self._closed:
+            self.on_tools_changed(self)
+
+    @staticmethod
+    def _wants_listen(client: Client) -> bool:
+        """On 2026-07-28 change events come only on a ``subscriptions/listen`` stream."""
+        tools = client.server_capabilities.tools
+        return client.protocol_version in MODERN_PROTOCOL_VERSIONS and tools is not None and bool(tools.list_changed)
+
+    async def _listen(self, client: Client) -> None:
+        """Forward tool-list changes of a 2026-07-28 session; re-listen (and refetch) after a drop."""
+        delay = _LISTEN_RETRY
+        resubscribing = False
+        while True:
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    if resubscribing:
+                        self._tools_changed()  # no replay: fetch again what changed meanwhile
+                    resubscribing, delay = True, _LISTEN_RETRY
+                    async for _ in subscription:
+                        self._tools_changed()
+                return  # the server closed the stream gracefully
+            except Exception as exc:  # a lost stream must not end the session
+                logger.debug("MCP server %r: tools/list_changed subscription ended: %r", self.label, exc)
+            await anyio.sleep(delay)
+            delay = min(delay * 2, _BACKOFF_MAX)
 
     def _start(self) -> _Session:
         self._generation += 1
@@ -348,6 +384,7 @@ class McpConnection:
                 self._next_attempt = 0.0
                 self.reconnects += 1
                 logger.info("MCP server %r: reconnected (session %d)", self.label, session.generation)
+                self._tools_changed()  # the list may have changed while the server was away
                 return
             self._last_error = (
                 _errors.classify(session.error).detail if session.error is not None else "no answer in time"
