@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from _docs import README, python_blocks
 from toolmesh import (
     ConfigurationError,
     Disposition,
@@ -484,17 +485,14 @@ async def test_hooks_see_the_context_the_factory_built(registry: ToolRegistry) -
     assert seen == [("c1", "me", "add")]
 
 
-# -- the docs ----------------------------------------------------------------------
+# -- the README ----------------------------------------------------------------------
 
 
-def test_the_examples_in_docs_hooks_md_run() -> None:
-    text = (ROOT / "docs" / "hooks.md").read_text()
-    blocks = list(re.finditer(r"```python\n(.*?)```", text, flags=re.DOTALL))
-    assert blocks
-    for block in blocks:
-        # padded so a failure points at the line of docs/hooks.md
-        source = "\n" * text.count("\n", 0, block.start(1)) + block.group(1)
-        exec(compile(source, "docs/hooks.md", "exec"), {"__name__": "docs_example"})  # each block is a program
+def test_the_examples_in_the_readme_hooks_section_run() -> None:
+    blocks = python_blocks("Turns, hooks and policy")
+    assert len(blocks) >= 3
+    for source in blocks:
+        exec(compile(source, str(README), "exec"), {"__name__": "docs_example"})  # each block is a program
 
 
 def test_invalid_call_kinds_are_strings() -> None:

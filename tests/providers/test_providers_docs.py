@@ -1,11 +1,9 @@
-"""docs/providers.md: each complete tool loop runs as shown, against the real SDK clients on a mock transport."""
+"""The README's provider loops: each runs as shown, against the real SDK clients on a mock transport."""
 
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import httpx2 as httpx
@@ -15,19 +13,19 @@ from anthropic.types import MessageParam, ToolUnionParam
 from openai import AsyncOpenAI
 from openai.types.responses import ResponseInputItemParam, ToolParam
 
-DOC = Path(__file__).resolve().parents[2] / "docs" / "providers.md"
+from _docs import README, python_blocks
 
 
 def loop_code(module: str) -> str:
     """The complete loop in the docs that imports ``toolmesh.providers.<module>``."""
-    blocks = re.findall(r"```python\n(.*?)```", DOC.read_text(), flags=re.S)
+    blocks = python_blocks("Provider formats")
     (code,) = [b for b in blocks if "async def ask(" in b and f"from toolmesh.providers import {module}" in b]
     return code
 
 
 def load(code: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "docs_example"}
-    exec(compile(code, str(DOC), "exec"), namespace)
+    exec(compile(code, str(README), "exec"), namespace)
     return namespace
 
 
@@ -44,7 +42,7 @@ def replay(*bodies: dict[str, Any]) -> tuple[httpx.AsyncClient, list[dict[str, A
 
 
 def lines(code: str) -> int:
-    return len(code.splitlines())
+    return len(code.strip("\n").splitlines())
 
 
 def check_all(type_: Any, items: list[Any], keep: Callable[[Any], bool] = lambda _: True) -> None:
