@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -45,8 +44,6 @@ from toolmesh.hooks import (
 )
 from toolmesh.policy import DenyTools
 from toolmesh.turn import run_tool_calls
-
-ROOT = Path(__file__).resolve().parent.parent
 
 
 def call(id: str, tool: str, **arguments: Any) -> ToolCall:
