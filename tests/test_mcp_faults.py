@@ -97,6 +97,7 @@ async def test_http_endpoint_going_away_mid_call_then_coming_back() -> None:
             assert back.ok, back.error
             assert back.output.as_text() == "back"
             assert connection.reconnects == 1 and connection.state == "connected"
+            await registry.disconnect("web")  # before the server stops: it waits for open streams
 
 
 async def test_http_server_restarted_while_idle_keeps_working() -> None:
@@ -111,11 +112,13 @@ async def test_http_server_restarted_while_idle_keeps_working() -> None:
                 results.append(await registry.dispatch("web__echo", {"text": "x"}))
                 if results[-1].ok:
                     break
-            # A 2026-07-28 session has no server-side state, so the restarted server answers
-            # it; a handshake-era session is gone, one call finds out and the next reconnects.
+            # A 2026-07-28 session has no server-side state, so the restarted server may answer
+            # it; when the session noticed the loss (its listen stream broke), the call
+            # reconnects first. Either way at most one call finds out, and the next one works.
             assert results[-1].ok, results[-1].error
             assert all(r.error.kind is ErrorKind.UNAVAILABLE for r in results[:-1])
-            assert connection.reconnects == len(results) - 1
+            assert connection.reconnects <= 1
+            await registry.disconnect("web")  # before the server stops: it waits for open streams
 
 
 async def test_closing_the_registry_ends_calls_in_flight_and_processes() -> None:
