@@ -148,3 +148,23 @@ async def test_disconnect_fails_later_calls_of_held_rows() -> None:
         result = await snapshot.dispatch("demo__echo", {"text": "x"})
         assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE
         assert "disconnected" in result.error.message
+
+
+async def test_callers_after_a_death_share_one_reconnect() -> None:
+    before = child_pids()
+    async with ToolRegistry() as registry:
+        connection = await registry.connect(demo_stdio(call_timeout=20))
+        assert (await registry.dispatch("demo__die")).error is not None
+        results: list[ToolResult] = []
+
+        async def call(i: int) -> None:
+            results.append(await registry.dispatch("demo__echo", {"text": str(i)}))
+
+        async with anyio.create_task_group() as group:
+            for i in range(10):
+                group.start_soon(call, i)
+        assert all(r.ok for r in results), [r.error for r in results if not r.ok]
+        assert sorted(r.output.as_text() for r in results) == sorted(str(i) for i in range(10))
+        assert connection.reconnects == 1
+        assert len(child_pids() - before) == 1
+    assert child_pids() - before == set()

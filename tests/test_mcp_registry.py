@@ -308,6 +308,28 @@ async def test_connect_all_is_all_or_nothing(demo_url: str, hang_url: str) -> No
         assert time.perf_counter() - start < 6
 
 
+async def test_connect_all_collisions_between_new_servers(demo_url: str, low_url: str) -> None:
+    async with ToolRegistry() as registry:
+        with pytest.raises(NameCollisionError, match=r"'echo'.*server 'demo'.*server 'low'"):
+            await registry.connect_all(
+                [
+                    demo_http(demo_url, "demo", prefix=False, include=["echo"]),
+                    demo_http(low_url, "low", prefix=False, include=["echo"]),
+                ]
+            )
+        assert registry.names() == [] and registry.connections() == []
+        connections = await registry.connect_all(
+            [
+                demo_http(demo_url, "demo", prefix=False, include=["echo"]),
+                demo_http(low_url, "low", prefix=False, include=["echo"]),
+            ],
+            skip_failures=True,
+        )
+        assert [c.label for c in connections] == ["demo"] and registry.names() == ["echo"]
+        with pytest.raises(ConfigurationError, match="given twice"):
+            await registry.connect_all([demo_http(demo_url, "x"), demo_http(low_url, "x")])
+
+
 async def test_connect_needs_async_with(demo_url: str) -> None:
     registry = ToolRegistry()
     with pytest.raises(ConfigurationError, match="async with ToolRegistry"):
