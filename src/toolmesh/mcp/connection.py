@@ -12,7 +12,10 @@ their own tasks. A caller only ever gets a result or a ``ToolExecutionError``:
   registry's task group, shared by every caller waiting for it; consecutive failed
   attempts back off (0.5 s doubling to 30 s), during which calls fail fast;
 * ``aclose()`` ends the supervisor, which closes the client and with it the stdio
-  child process (the SDK closes stdin, then terminates and kills the process tree).
+  child process (the SDK closes stdin, then terminates and kills the process tree);
+* tool-list changes (``notifications/tools/list_changed`` on handshake-era sessions,
+  a ``subscriptions/listen`` stream on 2026-07-28 ones) and reconnects call
+  ``on_tools_changed``, which the registry uses to refresh the server's rows.
 
 Timeouts of calls are the row's (``call_timeout``), applied by dispatch: the SDK
 sends ``notifications/cancelled`` (or aborts the HTTP request) when a call's task is
@@ -84,14 +87,23 @@ class _Session:
     """One ``mcp.Client`` and the supervisor task that holds it open."""
 
     generation: int
+    """1 for the first session of a connection, then one more per reconnect."""
     client: Client | None = None
+    """The entered client while the session is up."""
     error: BaseException | None = None
+    """Why the session ended, when it failed."""
     dead: bool = False
+    """Set once the session can no longer serve calls."""
     ready: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the client is entered (or entering it failed)."""
     stop: anyio.Event = field(default_factory=anyio.Event)
+    """Set to ask the supervisor for a graceful close."""
     done: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the supervisor has finished (the client is closed)."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    """The supervisor's scope: cancelled when a graceful close is not possible."""
     inflight: set[anyio.CancelScope] = field(default_factory=set)
+    """The scopes of calls in flight, cancelled when the session dies."""
 
 
 def _child_stderr(stack: AsyncExitStack) -> TextIO:
