@@ -1,6 +1,6 @@
 """Per-call cost of calling one MCP tool through toolmesh, against the raw SDK and two peers.
 
-Run:  .venv/bin/python bench/mcp_call.py [--repeats 4] [--calls 300] [--concurrent-calls 960]
+Run:  .venv/bin/python bench/mcp_call.py [--repeats 8] [--calls 100] [--concurrent-calls 320]
 
 One fixture server (tests/fixtures/demo_server.py, the SDK's ``MCPServer``) runs as a child
 process on a free loopback port over Streamable HTTP. Every row calls its ``echo`` tool
@@ -257,9 +257,9 @@ async def run(repeats: int, calls: int, concurrent_calls: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=int(os.environ.get("TOOLMESH_BENCH_REPEATS", 4)))
-    parser.add_argument("--calls", type=int, default=int(os.environ.get("TOOLMESH_BENCH_CALLS", 300)))
-    parser.add_argument("--concurrent-calls", type=int, default=960)
+    parser.add_argument("--repeats", type=int, default=int(os.environ.get("TOOLMESH_BENCH_REPEATS", 8)))
+    parser.add_argument("--calls", type=int, default=int(os.environ.get("TOOLMESH_BENCH_CALLS", 100)))
+    parser.add_argument("--concurrent-calls", type=int, default=320)
     args = parser.parse_args()
     anyio.run(run, args.repeats, args.calls, args.concurrent_calls)
 

@@ -7,7 +7,9 @@ registry's task group and does nothing else, and callers use the live client fro
 their own tasks. A caller only ever gets a result or a ``ToolExecutionError``:
 
 * the session dies mid-call (the process exits, the endpoint goes away): in-flight
-  calls end at once with kind ``unavailable``, and the session is marked dead;
+  calls end at once with kind ``unavailable`` (the SDK answers every pending request
+  with a closed-connection error when its transport ends), and the session is marked
+  dead;
 * the next call reconnects (stdio: a new process; HTTP: a new session) in the
   registry's task group, shared by every caller waiting for it; consecutive failed
   attempts back off (0.5 s doubling to 30 s), during which calls fail fast;
@@ -102,8 +104,6 @@ class _Session:
     """Set when the supervisor has finished (the client is closed)."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     """The supervisor's scope: cancelled when a graceful close is not possible."""
-    inflight: set[anyio.CancelScope] = field(default_factory=set)
-    """The scopes of calls in flight, cancelled when the session dies."""
 
 
 def _child_stderr(stack: AsyncExitStack) -> TextIO:
@@ -227,10 +227,10 @@ class McpConnection:
             if session.client is not None and not session.stop.is_set():
                 logger.warning("MCP server %r: session lost: %s", self.label, _errors.classify(exc).detail)
         finally:
+            # Calls in flight on this session have been answered by the SDK by now: its
+            # dispatcher wakes every pending request with CONNECTION_CLOSED when it ends.
             session.dead = True
             session.client = None
-            for scope in list(session.inflight):
-                scope.cancel()
             session.ready.set()
             session.done.set()
 
@@ -289,8 +289,6 @@ class McpConnection:
     def _mark_dead(self, session: _Session) -> None:
         session.dead = True
         session.stop.set()
-        for scope in list(session.inflight):
-            scope.cancel()
         if self._session is session:
             self._session = None
 
@@ -446,22 +444,15 @@ class McpConnection:
         session = await self._live()
         client = session.client
         assert client is not None
-        scope = anyio.CancelScope()
-        session.inflight.add(scope)
+        # ctx.progress has ProgressFnT's signature; the SDK types it as a Protocol.
+        progress = cast("ProgressFnT | None", ctx.progress)
         try:
-            with scope:
-                # ctx.progress has ProgressFnT's signature; the SDK types it as a Protocol.
-                progress = cast("ProgressFnT | None", ctx.progress)
-                raw = await client.call_tool(entry.wire_name, arguments, progress_callback=progress)
+            raw = await client.call_tool(entry.wire_name, arguments, progress_callback=progress)
         except Exception as exc:
             error = _errors.map_error(exc, server=self.label, tool=entry.wire_name)
             if _errors.is_session_fatal(exc):
                 self._mark_dead(session)
             raise error from exc
-        finally:
-            session.inflight.discard(scope)
-        if scope.cancelled_caught:
-            raise self._lost(entry.wire_name, session)
         metadata[MCP_RESULT] = raw
         if raw.meta:
             metadata[MCP_META] = raw.meta
@@ -476,15 +467,6 @@ class McpConnection:
                 model_feedback=f"The tool {entry.wire_name!r} returned content that could not be read.",
                 cause=exc,
             ) from exc
-
-    def _lost(self, tool: str, session: _Session) -> ToolExecutionError:
-        detail = _errors.classify(session.error).detail if session.error is not None else "the session ended"
-        return ToolExecutionError(
-            f"MCP server {self.label!r}, tools/call {tool!r}: the session was lost mid-call ({detail})",
-            kind=ErrorKind.UNAVAILABLE,
-            model_feedback=f"The tool {tool!r} is unavailable right now (its server went away). You may try again.",
-            cause=session.error,
-        )
 
     def _tool_error(self, tool: str, raw: mcp_types.CallToolResult) -> ToolExecutionError:
         text = convert.error_text(raw)
@@ -528,23 +510,19 @@ class McpConnection:
                 server cannot be reached, ``timeout`` after the spec's ``call_timeout``.
         """
         timeout = self.spec.call_timeout
-        session = await self._live()
-        client = session.client
-        assert client is not None
-        scope = anyio.CancelScope()
-        session.inflight.add(scope)
+        session: _Session | None = None
         try:
-            with scope, anyio.fail_after(timeout):
-                result = await client.read_resource(uri)
+            with anyio.fail_after(timeout):
+                session = await self._live()
+                assert session.client is not None
+                result = await session.client.read_resource(uri)
+        except ToolExecutionError:
+            raise
         except Exception as exc:
             error = _errors.map_error(exc, server=self.label, tool=uri, operation="resources/read")
-            if _errors.is_session_fatal(exc):
+            if session is not None and _errors.is_session_fatal(exc):
                 self._mark_dead(session)
             raise error from exc
-        finally:
-            session.inflight.discard(scope)
-        if scope.cancelled_caught:
-            raise self._lost(uri, session)
         try:
             return convert.resource_contents_to_blocks(result.contents)
         except ValueError as exc:
