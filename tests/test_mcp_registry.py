@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from _mcp import DEMO, LOWLEVEL, child_pids, demo_http, demo_stdio, lowlevel_stdio
+from _mcp import DEMO, LOWLEVEL, child_pids, demo_http, demo_stdio, lowlevel_stdio, wait_until
 from _servers import free_port, http_server
 from toolmesh import (
     ConfigurationError,
@@ -383,3 +383,18 @@ async def test_refresh_adds_new_tools_and_never_takes_a_name() -> None:
         assert result.ok and result.output.as_text() == "fresh text=hi"
         with pytest.raises(ConfigurationError, match="no MCP server 'nope'"):
             await registry.refresh("nope")
+
+
+async def test_a_cancelled_connect_leaves_nothing_running() -> None:
+    before = child_pids()
+    async with ToolRegistry() as registry:
+        with anyio.move_on_after(2.5) as scope:
+            await registry.connect_all(
+                [
+                    lowlevel_stdio("hang", {"FIXTURE_LIST_HANG": "1"}, timeout=30),
+                    demo_stdio("demo", include=["echo"], timeout=30),
+                ]
+            )
+        assert scope.cancelled_caught
+        assert registry.connections() == [] and registry.names() == []
+        await wait_until(lambda: child_pids() - before == set())

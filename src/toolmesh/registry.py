@@ -534,9 +534,16 @@ class ToolRegistry(_Catalog):
             except Exception as exc:
                 outcomes[index] = exc
 
-        async with anyio.create_task_group() as group:
-            for index in range(len(specs)):
-                group.start_soon(discover, index)
+        try:
+            async with anyio.create_task_group() as group:
+                for index in range(len(specs)):
+                    group.start_soon(discover, index)
+        except BaseException:  # cancelled while connecting: close what did connect
+            with anyio.CancelScope(shield=True):
+                for outcome in outcomes:
+                    if isinstance(outcome, tuple):
+                        await outcome[0].aclose()
+            raise
 
         connected: list[McpConnection] = []
         failures: list[Exception] = []

@@ -331,6 +331,11 @@ class McpConnection:
             await self._stop(session)
             self._session = None
             raise self._connect_error(exc, stage) from exc
+        except BaseException:  # the connect was cancelled: leave nothing running
+            with anyio.CancelScope(shield=True):
+                await self._stop(session)
+            self._session = None
+            raise
 
     def _connect_error(self, exc: BaseException | None, stage: str = "connecting") -> ServerConnectionError:
         if exc is None:
