@@ -454,10 +454,12 @@ class McpConnection:
         try:
             raw = await client.call_tool(entry.wire_name, arguments, progress_callback=progress)
         except Exception as exc:
-            error = _errors.map_error(exc, server=self.label, tool=entry.wire_name)
-            if _errors.is_session_fatal(exc):
+            mapped = _errors.classify(exc)
+            if mapped.session_fatal:
                 self._mark_dead(session)
-            raise error from exc
+            elif mapped.unknown_tool:
+                self._tools_changed()  # the catalog is stale: refresh the server's rows
+            raise _errors.map_error(exc, server=self.label, tool=entry.wire_name) from exc
         metadata[MCP_RESULT] = raw
         if raw.meta:
             metadata[MCP_META] = raw.meta
@@ -476,8 +478,10 @@ class McpConnection:
     def _tool_error(self, tool: str, raw: mcp_types.CallToolResult) -> ToolExecutionError:
         text = convert.error_text(raw)
         if _errors.unknown_tool_text(text, tool):
+            self._tools_changed()  # the catalog is stale: refresh the server's rows
             return ToolExecutionError(
-                f"MCP server {self.label!r} no longer offers the tool {tool!r} (it answered: {text})",
+                f"MCP server {self.label!r} no longer offers the tool {tool!r} (it answered: {text}); "
+                "its rows are being refreshed",
                 kind=ErrorKind.NOT_FOUND,
                 model_feedback=f"The tool {tool!r} is no longer offered by its server.",
             )
