@@ -226,6 +226,22 @@ async def test_hanging_call_times_out_and_is_cancelled_on_the_wire(
     assert (await registry.dispatch(f"{server}__echo", {"text": "still here"})).ok
 
 
+async def test_call_timeout_of_the_spec_bounds_a_hanging_call(registry: ToolRegistry, cancel_log: Path) -> None:
+    url = registry.connection("web").spec.url
+    assert url is not None
+    before = count_in(cancel_log, "slow cancelled")
+    await registry.connect(demo_http(url, "quick", call_timeout=0.5, include=["slow"]))
+    try:
+        assert registry["quick__slow"].timeout == 0.5
+        with anyio.fail_after(5):
+            result = await registry.dispatch("quick__slow", {"seconds": 30})
+        assert result.error is not None and result.error.kind is ErrorKind.TIMEOUT
+        assert "0.5" in result.error.model_feedback
+        await wait_until(lambda: count_in(cancel_log, "slow cancelled") > before)
+    finally:
+        await registry.disconnect("quick")
+
+
 async def test_cancelling_dispatch_cancels_the_request(registry: ToolRegistry, server: str, cancel_log: Path) -> None:
     before = count_in(cancel_log, "slow cancelled")
     with anyio.move_on_after(0.5):
