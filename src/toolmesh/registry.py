@@ -545,8 +545,10 @@ class ToolRegistry(_Catalog):
                         await outcome[0].aclose()
             raise
 
+        # Commit (or roll back) without awaiting, so no other task sees a half-done state.
         connected: list[McpConnection] = []
         failures: list[Exception] = []
+        to_close: list[McpConnection] = []
         for outcome in outcomes:
             if isinstance(outcome, tuple):
                 connection, tools = outcome
@@ -554,7 +556,7 @@ class ToolRegistry(_Catalog):
                     self._commit(connection, tools)
                 except Exception as exc:
                     failures.append(exc)
-                    await connection.aclose()
+                    to_close.append(connection)
                 else:
                     connected.append(connection)
             elif isinstance(outcome, Exception):
@@ -562,9 +564,11 @@ class ToolRegistry(_Catalog):
         if failures and not skip_failures:
             for connection in connected:
                 self._drop_server(connection.label)
-            with anyio.CancelScope(shield=True):
-                for connection in connected:
-                    await connection.aclose()
+            to_close += connected
+        with anyio.CancelScope(shield=True):
+            for connection in to_close:
+                await connection.aclose()
+        if failures and not skip_failures:
             first = failures[0]
             for other in failures[1:]:
                 first.add_note(f"also: {other}")
