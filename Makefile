@@ -30,6 +30,7 @@ test: lint unit
 
 bench: install
 	$(BIN)/python bench/native_dispatch.py
+	$(BIN)/python bench/mcp_call.py
 
 clean:
 	rm -rf $(VENV) .npm-tools
