@@ -1,6 +1,6 @@
 """Per-call cost of calling one MCP tool through toolmesh, against the raw SDK and two peers.
 
-Run:  .venv/bin/python bench/mcp_call.py [--repeats 8] [--calls 100] [--concurrent-calls 320]
+Run:  .venv/bin/python bench/mcp_call.py [--rounds 30] [--calls 20] [--concurrent-calls 64]
 
 One fixture server (tests/fixtures/demo_server.py, the SDK's ``MCPServer``) runs as a child
 process on a free loopback port over Streamable HTTP. Every row calls its ``echo`` tool
@@ -18,13 +18,14 @@ with ``{"text": "hello"}`` over the same server:
                       Skipped when not installed.
 
 Two modes: sequential (one call at a time) and 32 calls in flight (32 tasks sharing the
-one session, each making calls back to back). For each, the figure is the best of
-``repeats`` runs, rows interleaved per repeat after a warm-up; latency is per call, the
-throughput is calls per second of wall time, and the ratio is against row 1 (1.00 means
-no overhead; toolmesh's target is within 1.05). The server runs on the same machine, so
-wall-clock figures carry its noise; the client CPU column (this process's CPU time per
-call, best repeat) isolates what each client library itself costs. Bounded: the whole
-run takes about a minute with the defaults.
+one session, each making calls back to back). After a warm-up, the run is many short
+rounds; in each, every row takes its turn in both modes, the first row rotating, so
+every row sees the same machine load (the server shares the machine, and so may other
+work). Latency is per call, throughput is calls per second of the row's wall time, and
+the ratio is against row 1: sequential by median latency, in flight by throughput (1.00
+means no overhead; toolmesh's target is within 1.05). The client CPU column (this
+process's CPU time per call) isolates what each client library itself costs. Bounded:
+the whole run takes well under a minute with the defaults.
 """
 
 from __future__ import annotations
@@ -60,20 +61,20 @@ Call = Callable[[], Awaitable[Any]]
 
 @dataclass
 class Figures:
-    """Best-of-repeats figures of one row in one mode."""
+    """What one row measured in one mode, summed over every round."""
 
     latencies: list[float] = field(default_factory=list)
-    wall: float = float("inf")
-    cpu: float = float("inf")
+    wall: float = 0.0
+    cpu: float = 0.0
 
-    def offer(self, latencies: list[float], wall: float, cpu: float) -> None:
-        if wall < self.wall:
-            self.latencies, self.wall = latencies, wall
-        self.cpu = min(self.cpu, cpu / len(latencies))
+    def add(self, latencies: list[float], wall: float, cpu: float) -> None:
+        self.latencies += latencies
+        self.wall += wall
+        self.cpu += cpu
 
     @property
     def cpu_us(self) -> float:
-        return self.cpu * 1e6
+        return self.cpu / len(self.latencies) * 1e6
 
     @property
     def mean_us(self) -> float:
@@ -211,7 +212,7 @@ async def open_rows(stack: contextlib.AsyncExitStack, url: str) -> tuple[dict[st
     return rows, skipped
 
 
-async def run(repeats: int, calls: int, concurrent_calls: int) -> None:
+async def run(rounds: int, calls: int, concurrent_calls: int) -> None:
     started = time.perf_counter()
     async with demo_server() as url, contextlib.AsyncExitStack() as stack:
         rows, skipped = await open_rows(stack, url)
@@ -224,15 +225,21 @@ async def run(repeats: int, calls: int, concurrent_calls: int) -> None:
         for call in rows.values():  # warm-up: connections, caches, the server's code paths
             await sequential(call, 50)
             await concurrent(call, IN_FLIGHT * 4)
-        for _ in range(repeats):
+        names = list(rows)
+        for round_ in range(rounds):
+            # Short turns, rotating which row goes first: every row sees the same machine load.
+            order = names[round_ % len(names) :] + names[: round_ % len(names)]
             for mode, runner in modes.items():
-                for name, call in rows.items():
+                for name in order:
                     cpu = time.process_time()
-                    latencies, wall = await runner(call, counts[mode])
-                    figures[(mode, name)].offer(latencies, wall, time.process_time() - cpu)
+                    latencies, wall = await runner(rows[name], counts[mode])
+                    figures[(mode, name)].add(latencies, wall, time.process_time() - cpu)
 
     print(f"MCP tools/call over loopback Streamable HTTP (server: {SERVER.name}, tool: echo)")
-    print(f"best of {repeats} repeats; sequential: {calls} calls, {IN_FLIGHT} in flight: {concurrent_calls} calls\n")
+    print(
+        f"{rounds} rounds, rows rotating; per round and row: {calls} sequential calls, then {concurrent_calls} "
+        f"calls {IN_FLIGHT} at a time\n"
+    )
     header = (
         f"{'mode':<14} {'row':<24} {'mean µs':>9} {'p50 µs':>9} {'p99 µs':>9} {'calls/s':>9} {'ratio':>6}"
         f" {'client CPU µs':>14} {'CPU ratio':>9}"
@@ -242,14 +249,14 @@ async def run(repeats: int, calls: int, concurrent_calls: int) -> None:
         base = figures[(mode, "raw mcp.Client")]
         for name in rows:
             f = figures[(mode, name)]
-            ratio = f.mean_us / base.mean_us if mode == "sequential" else base.throughput / f.throughput
+            ratio = f.p50_us / base.p50_us if mode == "sequential" else base.throughput / f.throughput
             print(
                 f"{mode:<14} {name:<24} {f.mean_us:>9.0f} {f.p50_us:>9.0f} {f.p99_us:>9.0f} "
                 f"{f.throughput:>9.0f} {ratio:>6.3f} {f.cpu_us:>14.0f} {f.cpu / base.cpu:>9.3f}"
             )
         print()
-    print("ratio: sequential, mean latency / raw mcp.Client's; in flight, raw throughput / the row's throughput")
-    print("client CPU: CPU time of this process (not the server's) per call, best repeat; ratio against raw")
+    print("ratio: sequential, median latency / raw mcp.Client's; in flight, raw throughput / the row's throughput")
+    print("client CPU: CPU time of this process (not the server's) per call; ratio against raw")
     for name, reason in skipped.items():
         print(f"skipped {name}: {reason}")
     print(f"total time: {time.perf_counter() - started:.1f}s")
@@ -257,11 +264,11 @@ async def run(repeats: int, calls: int, concurrent_calls: int) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--repeats", type=int, default=int(os.environ.get("TOOLMESH_BENCH_REPEATS", 8)))
-    parser.add_argument("--calls", type=int, default=int(os.environ.get("TOOLMESH_BENCH_CALLS", 100)))
-    parser.add_argument("--concurrent-calls", type=int, default=320)
+    parser.add_argument("--rounds", type=int, default=int(os.environ.get("TOOLMESH_BENCH_ROUNDS", 30)))
+    parser.add_argument("--calls", type=int, default=int(os.environ.get("TOOLMESH_BENCH_CALLS", 20)))
+    parser.add_argument("--concurrent-calls", type=int, default=IN_FLIGHT * 2)
     args = parser.parse_args()
-    anyio.run(run, args.repeats, args.calls, args.concurrent_calls)
+    anyio.run(run, args.rounds, args.calls, args.concurrent_calls)
 
 
 if __name__ == "__main__":
