@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import logging
 import sys
 import time
@@ -153,6 +154,16 @@ async def test_names_that_sanitize_to_one_collide(special_url: str) -> None:
         assert registry["low__fs_read"].wire_name == "fs/read"  # type: ignore[union-attr]
         result = await registry.dispatch("low__docs_search", {"q": "x"})
         assert result.ok and result.output.as_text() == "docs.search q=x"
+
+
+async def test_http_headers_reach_the_server_and_stay_secret(demo_url: str) -> None:
+    headers = {"Authorization": "Bearer s3cr3t-token", "X-Tenant": "t1"}
+    async with ToolRegistry() as registry:
+        connection = await registry.connect(demo_http(demo_url, "demo", headers=headers, include=["headers"]))
+        result = await registry.dispatch("demo__headers")
+        seen = json.loads(result.output.as_text())
+        assert seen["authorization"] == "Bearer s3cr3t-token" and seen["x-tenant"] == "t1"
+        assert "s3cr3t" not in repr(connection) + repr(connection.spec) + repr(registry["demo__headers"])
 
 
 async def test_the_policy_checks_native_names() -> None:
