@@ -42,10 +42,10 @@ def demo_http(url: str, label: str = "web", **options: Any) -> McpServer:
     return McpServer.http(label, url, **options)
 
 
-def everything_stdio(label: str = "everything", **options: Any) -> McpServer:
+def everything_stdio(label: str = "everything", env: Mapping[str, str] | None = None, **options: Any) -> McpServer:
     """@modelcontextprotocol/server-everything over stdio."""
-    command, args, env = everything_stdio_params()
-    return McpServer.stdio(label, command, args, env=env, **options)
+    command, args, child_env = everything_stdio_params()
+    return McpServer.stdio(label, command, args, env={**child_env, **(env or {})}, **options)
 
 
 def child_pids(parent: int | None = None) -> set[int]:

@@ -39,7 +39,7 @@ def anyio_backend() -> str:
 async def registry() -> AsyncIterator[ToolRegistry]:
     before = child_pids()
     async with ToolRegistry() as registry:
-        await registry.connect(everything_stdio("ev", call_timeout=20))
+        await registry.connect(everything_stdio("ev", {"TOOLMESH_PROBE": "from-the-spec"}, call_timeout=20))
         yield registry
     assert child_pids() - before == set()
 
@@ -136,3 +136,9 @@ async def test_progress_from_a_long_running_operation(registry: ToolRegistry) ->
     )
     assert result.ok, result.error
     assert seen == [1, 2, 3]
+
+
+async def test_the_spec_env_reaches_the_process(registry: ToolRegistry) -> None:
+    result = await registry.dispatch("ev__get-env")
+    assert result.ok, result.error
+    assert '"TOOLMESH_PROBE": "from-the-spec"' in result.output.as_text()
