@@ -7,6 +7,7 @@ import logging
 import sys
 import time
 from collections.abc import AsyncIterator
+from pathlib import Path
 
 import anyio
 import pytest
@@ -304,6 +305,27 @@ async def test_connect_all_is_parallel_and_ordered(demo_url: str, low_url: str) 
         )
         assert [c.label for c in connections] == ["low", "demo"]
         assert registry.names() == ["low__echo", "demo__echo"]
+
+
+async def test_connect_all_from_an_mcp_servers_file(demo_url: str, low_url: str, tmp_path: Path) -> None:
+    config = {
+        "mcpServers": {
+            "local": {"command": sys.executable, "args": [str(DEMO), "stdio"], "include": ["echo"]},
+            "docs": {"url": demo_url, "include": ["add"], "callTimeout": 5},
+            "low": {"type": "http", "url": low_url, "prefix": False, "aliases": {"echo": "low_echo"}},
+            "off": {"command": "never-started", "disabled": True},
+        }
+    }
+    path = tmp_path / "mcp.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    async with ToolRegistry() as registry:
+        connections = await registry.connect_all(McpServer.from_config(path))
+        assert [c.label for c in connections] == ["local", "docs", "low"]
+        names = registry.names()
+        assert names[:2] == ["local__echo", "docs__add"] and "low_echo" in names and "mutate" in names
+        assert registry["docs__add"].timeout == 5
+        assert (await registry.dispatch("local__echo", {"text": "a"})).output.as_text() == "a"
+        assert (await registry.dispatch("low_echo", {"text": "b"})).output.as_text() == "b"
 
 
 async def test_connect_all_is_all_or_nothing(demo_url: str, hang_url: str) -> None:
