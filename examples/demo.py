@@ -12,8 +12,10 @@ sys.path.insert(0, str(Path(__file__).parent))
 
 from tools import registry
 
-from toolmesh import ToolContext
+from toolmesh import McpServer, ToolContext
 from toolmesh.cli import catalog_table, result_table
+
+CONFIG = Path(__file__).parent / "mcp.json"
 
 CALLS = [
     ("forecast", '{"city": "Rome"}', "a good call"),
@@ -23,17 +25,22 @@ CALLS = [
     ("swatch", '{"red": 255, "green": 128, "blue": 0}', "text + image blocks"),
     ("forcast", "{}", "an unknown name"),
     ("swatch", "[255, 128, 0]", "an array instead of an object"),
+    ("notes__search", '{"query": "rome"}', "an MCP tool: structured output"),
+    ("notes__read", '{"title": "shopping"}', "an MCP tool answering isError"),
 ]
 
 
 async def main() -> None:
     console = Console()
-    console.print(catalog_table(registry.entries(), title="toolmesh demo catalog"))
-    rows = []
-    for index, (name, arguments, why) in enumerate(CALLS, start=1):
-        result = await registry.dispatch(name, arguments, ctx=ToolContext(call_id=f"call_{index}"))
-        rows.append((f"{name} {arguments}\n({why})", result))
-    console.print(result_table(rows))
+    async with registry:  # owns the MCP sessions: leaving it ends the server process
+        for connection in await registry.connect_all(McpServer.from_config(CONFIG)):
+            console.print(f"connected {connection.label!r}: protocol {connection.protocol_version}")
+        console.print(catalog_table(registry.entries(), title="toolmesh demo catalog"))
+        rows = []
+        for index, (name, arguments, why) in enumerate(CALLS, start=1):
+            result = await registry.dispatch(name, arguments, ctx=ToolContext(call_id=f"call_{index}"))
+            rows.append((f"{name} {arguments}\n({why})", result))
+        console.print(result_table(rows))
 
 
 if __name__ == "__main__":

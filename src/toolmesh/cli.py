@@ -114,7 +114,10 @@ async def _open_registry(modules: list[str] | None, configs: list[Path] | None) 
         for spec in modules or ():
             _add_module(registry, spec)
         if configs:
-            raise ConfigurationError("--config needs MCP support, which this build does not have yet")
+            from .mcp import McpServer
+
+            servers = [server for path in configs for server in McpServer.from_config(path)]
+            await registry.connect_all(servers)
         yield registry
 
 

@@ -1,0 +1,61 @@
+"""The toolmesh command: the catalog and one call, from a module and from an mcpServers file."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from toolmesh.cli import app
+
+ROOT = Path(__file__).resolve().parent.parent
+MODULE = "examples/tools.py:registry"
+
+
+@pytest.fixture(autouse=True)
+def at_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(ROOT)
+
+
+def test_tools_prints_native_and_mcp_rows() -> None:
+    done = CliRunner().invoke(
+        app, ["tools", "--module", MODULE, "--config", "examples/mcp.json"], env={"COLUMNS": "200"}
+    )
+    assert done.exit_code == 0, done.output
+    for expected in ("forecast", "swatch", "notes__search", "notes:search", "mcp", "native"):
+        assert expected in done.output
+
+
+def test_call_prints_the_result_as_json() -> None:
+    done = CliRunner().invoke(app, ["call", "forecast", '{"city": "Oslo"}', "-m", MODULE, "--json"])
+    assert done.exit_code == 0, done.output
+    result = json.loads(done.output)
+    assert result == {
+        "name": "forecast",
+        "disposition": "succeeded",
+        "error_kind": None,
+        "presentation": '{"city":"Oslo","temperature":2.0,"unit":"celsius"}',
+    }
+
+
+def test_failed_call_exits_1_and_says_why() -> None:
+    done = CliRunner().invoke(app, ["call", "forecast", '{"city": 1}', "-m", MODULE, "--json"])
+    assert done.exit_code == 1
+    assert json.loads(done.output)["error_kind"] == "invalid_arguments"
+
+
+def test_bad_module_spec_is_a_clear_error() -> None:
+    done = CliRunner().invoke(app, ["tools", "--module", "nope.py:registry"])
+    assert done.exit_code == 2
+    assert "no file 'nope.py'; give path/to/file.py:NAME" in done.output
+
+
+def test_mcp_call_through_the_cli() -> None:
+    done = CliRunner().invoke(
+        app, ["call", "notes__read", '{"title": "ideas"}', "-c", "examples/mcp.json", "--json"], env=dict(os.environ)
+    )
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.output)["presentation"] == "a registry where every tool is a typed row"
