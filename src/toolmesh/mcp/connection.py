@@ -42,6 +42,7 @@ import mcp_types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..context import ToolContext
@@ -344,7 +345,9 @@ class McpConnection:
         while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
             leaf = leaf.exceptions[0]
         detail = _errors.classify(leaf).detail
-        if isinstance(leaf, OSError) and self.spec.transport == "stdio":
+        if isinstance(leaf, MCPError) and leaf.code not in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):
+            hint = f"{detail} while {stage}; the server itself reported this error"
+        elif isinstance(leaf, OSError) and self.spec.transport == "stdio":
             hint = (
                 f"could not start {self.spec.command!r} ({type(leaf).__name__}: {leaf}); check the command and its args"
             )
