@@ -509,9 +509,14 @@ class McpConnection:
             raise ServerConnectionError(
                 self.label, f"tools/list did not answer within {self.spec.timeout:g}s"
             ) from None
-        except (ServerConnectionError, ToolExecutionError):
+        except ServerConnectionError:
             raise
+        except ToolExecutionError as exc:  # no live session, and none could be made
+            raise ServerConnectionError(self.label, exc.message) from exc
         except Exception as exc:
+            current = self._session
+            if current is not None and _errors.is_session_fatal(exc):
+                self._mark_dead(current)
             raise self._connect_error(exc, "listing tools (tools/list)") from exc
 
     async def read_resource(self, uri: str) -> ToolOutput:
