@@ -50,9 +50,11 @@ async def low_url() -> AsyncIterator[str]:
 
 @pytest.fixture(scope="module")
 async def special_url() -> AsyncIterator[str]:
-    """The low-level server with odd names, 250 more tools in pages of 40, unknown tools as JSON-RPC errors."""
+    """The low-level server with odd names (and the name one sanitizes to), 250 more tools in pages of 40,
+    unknown tools as JSON-RPC errors."""
     env = {
         "FIXTURE_WEIRD_NAMES": "1",
+        "FIXTURE_EXTRA_TOOLS": "docs_search",
         "FIXTURE_MANY_TOOLS": "250",
         "FIXTURE_PAGE_SIZE": "40",
         "FIXTURE_UNKNOWN": "error",
@@ -141,15 +143,22 @@ async def test_names_that_sanitize_to_one_collide(special_url: str) -> None:
         """Native search."""
         return q
 
-    url = special_url
     async with ToolRegistry(names=NamePolicy(provider="openai")) as registry:
+        # One server lists "docs.search" and "docs_search": for OpenAI both become low__docs_search.
+        with pytest.raises(NameCollisionError) as info:
+            await registry.connect(demo_http(special_url, "low"))
+        message = str(info.value)
+        assert "'low__docs_search'" in message and "'docs.search'" in message and "'docs_search'" in message
+        assert "server 'low'" in message and "aliases=" in message
+        assert registry.connections() == [] and len(registry) == 0
+        # A native row and a sanitized MCP name: the same collision, both owners named.
         registry.register(docs_search)
         with pytest.raises(NameCollisionError) as info:
-            await registry.connect(demo_http(url, "low", prefix=False))
-        assert "'docs_search'" in str(info.value) and "'docs.search'" in str(info.value)
+            await registry.connect(demo_http(special_url, "low", prefix=False, exclude=["docs_search"]))
+        assert "native tool 'docs_search'" in str(info.value) and "'docs.search'" in str(info.value)
         assert registry.names() == ["docs_search"] and registry.connections() == []
-        # With prefixes the sanitized names are unique and calls still send the wire name.
-        await registry.connect(demo_http(url, "low"))
+        # Prefixed and without the clashing tool, names are unique; calls still send the wire name.
+        await registry.connect(demo_http(special_url, "low", exclude=["docs_search"]))
         row = registry["low__docs_search"]
         assert isinstance(row, McpEntry) and row.wire_name == "docs.search"
         assert registry["low__fs_read"].wire_name == "fs/read"  # type: ignore[union-attr]
@@ -186,8 +195,8 @@ async def test_include_and_exclude(low_url: str) -> None:
 async def test_every_page_is_listed(special_url: str) -> None:
     async with ToolRegistry() as registry:
         await registry.connect(demo_http(special_url, "low"))
-        assert len(registry) == 257  # 5 fixed tools, 2 odd names, 250 generated ones: 7 pages
-        assert registry.names()[7:9] == ["low__item_0000", "low__item_0001"]
+        assert len(registry) == 258  # 5 fixed tools, 3 odd names, 250 generated ones: 7 pages
+        assert registry.names()[8:10] == ["low__item_0000", "low__item_0001"]
         assert registry.names()[-1] == "low__item_0249"
     async with ToolRegistry() as registry:
         with pytest.raises(ServerConnectionError, match=r"'low'.*more than 3 pages.*max_pages"):
@@ -433,3 +442,36 @@ async def test_a_cancelled_connect_leaves_nothing_running() -> None:
         assert scope.cancelled_caught
         assert registry.connections() == [] and registry.names() == []
         await wait_until(lambda: child_pids() - before == set())
+
+
+async def test_a_failing_tools_list() -> None:
+    async with http_server(LOWLEVEL, FIXTURE_LIST_ERROR_AFTER="1") as url:
+        async with ToolRegistry() as registry:
+            await registry.connect(demo_http(url, "low", include=["echo"]))
+            before = registry.names()
+            with pytest.raises(ServerConnectionError, match=r"'low'.*-32603: tools/list is broken.*reported"):
+                await registry.refresh("low")
+            assert registry.names() == before == ["low__echo"]  # a failed refresh changes nothing
+            assert (await registry.dispatch("low__echo", {"text": "x"})).ok
+        async with ToolRegistry() as registry:
+            with pytest.raises(ServerConnectionError, match=r"'low'.*tools/list is broken"):
+                await registry.connect(demo_http(url, "low"))
+            assert registry.connections() == [] and len(registry) == 0
+
+
+@pytest.mark.parametrize("transport", ["http", "stdio"])
+async def test_the_registry_refreshes_a_server_whose_tools_change(demo_url: str, transport: str) -> None:
+    include = ["grow", "fresh*"]
+    spec = demo_http(demo_url, "demo", include=include) if transport == "http" else demo_stdio(include=include)
+    async with ToolRegistry() as registry:
+        connection = await registry.connect(spec)
+        assert registry.names() == ["demo__grow"]
+        name = f"fresh_{transport}"
+        result = await registry.dispatch("demo__grow", {"name": name})
+        assert result.ok, result.error
+        # The server announces the change (a subscriptions/listen event on 2026-07-28,
+        # notifications/tools/list_changed before): the registry refreshes by itself.
+        await wait_until(lambda: f"demo__{name}" in registry)
+        assert connection.protocol_version is not None
+        added = await registry.dispatch(f"demo__{name}", {"text": "hi"})
+        assert added.output.as_text() == f"{name} text=hi"
