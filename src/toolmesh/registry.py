@@ -470,7 +470,7 @@ class ToolRegistry(_Catalog):
 
     async def _auto_refresh(self, label: str) -> None:
         try:
-            while True:
+            while label in self._servers:
                 self._refresh_again.discard(label)
                 try:
                     await self.refresh(label)
