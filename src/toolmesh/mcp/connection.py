@@ -1,10 +1,9 @@
-"""One MCP server's session: connect, list, call, read, reconnect, close.
+"""One MCP server's connection: connect, list, call, read, reconnect, close.
 
-``mcp.Client`` cancels the task that entered it when its transport fails (a server
-dying mid-call over Streamable HTTP, for instance). So a session never lives in a
-host's task: each ``Client`` is entered by a *supervisor* task that runs in the
-registry's task group and does nothing else, and callers use the live client from
-their own tasks. A caller only ever gets a result or a ``ToolExecutionError``:
+A connection owns a succession of sessions (``_session.Session``, one ``mcp.Client``
+each, held open by a supervisor task in the registry's task group) and serves calls
+from the callers' own tasks. A caller only ever gets a result or a
+``ToolExecutionError``:
 
 * the session dies mid-call (the process exits, the endpoint goes away): in-flight
   calls end at once with kind ``unavailable`` (the SDK answers every pending request
@@ -13,11 +12,11 @@ their own tasks. A caller only ever gets a result or a ``ToolExecutionError``:
 * the next call reconnects (stdio: a new process; HTTP: a new session) in the
   registry's task group, shared by every caller waiting for it; consecutive failed
   attempts back off (0.5 s doubling to 30 s), during which calls fail fast;
-* ``aclose()`` ends the supervisor, which closes the client and with it the stdio
-  child process (the SDK closes stdin, then terminates and kills the process tree);
-* tool-list changes (``notifications/tools/list_changed`` on handshake-era sessions,
-  a ``subscriptions/listen`` stream on 2026-07-28 ones) and reconnects call
-  ``on_tools_changed``, which the registry uses to refresh the server's rows.
+* ``aclose()`` ends the session, which closes the client and with it the stdio child
+  process (the SDK closes stdin, then terminates and kills the process tree);
+* tool-list changes the session hears of, reconnects, and a server answering that it
+  does not know a tool call ``on_tools_changed``, which the registry uses to refresh
+  the server's rows.
 
 Timeouts of calls are the row's (``call_timeout``), applied by dispatch: the SDK
 sends ``notifications/cancelled`` (or aborts the HTTP request) when a call's task is
@@ -27,29 +26,20 @@ cancelled, so a hanging tool is cancelled on the wire.
 from __future__ import annotations
 
 import logging
-import os
-import sys
 from collections.abc import Callable
-from contextlib import AsyncExitStack
-from dataclasses import dataclass, field
-from importlib import metadata as importlib_metadata
-from typing import TYPE_CHECKING, Any, Literal, TextIO, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import anyio
 import anyio.abc
-import httpx2
 import mcp_types
-from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from ..context import ToolContext
 from ..errors import ErrorKind, ServerConnectionError, ToolExecutionError
 from ..output import ToolOutput
 from ..result import MCP_ARGUMENTS, MCP_META, MCP_RESULT, MCP_SERVER_LABEL, MCP_WIRE_NAME
 from . import _errors, convert
+from ._session import Session
 from .catalog import discover_tools
 
 if TYPE_CHECKING:
@@ -68,69 +58,7 @@ next successful reconnect; ``closed`` after ``aclose()``."""
 
 _BACKOFF_START = 0.5
 _BACKOFF_MAX = 30.0
-_CLOSE_GRACE = 5.0
-_LISTEN_RETRY = 1.0
-_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-"""The SDK's own defaults: 30 s to connect and write, 300 s to read (SSE streams stay open)."""
-
-
-def _client_info() -> mcp_types.Implementation:
-    try:
-        version = importlib_metadata.version("toolmesh")
-    except importlib_metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
-        version = "0"
-    return mcp_types.Implementation(name="toolmesh", version=version)
-
-
-_CLIENT_INFO = _client_info()
-
-
-@dataclass(eq=False, slots=True)
-class _Session:
-    """One ``mcp.Client`` and the supervisor task that holds it open."""
-
-    generation: int
-    """1 for the first session of a connection, then one more per reconnect."""
-    client: Client | None = None
-    """The entered client while the session is up."""
-    error: BaseException | None = None
-    """Why the session ended, when it failed."""
-    dead: bool = False
-    """Set once the session can no longer serve calls."""
-    ready: anyio.Event = field(default_factory=anyio.Event)
-    """Set when the client is entered (or entering it failed)."""
-    stop: anyio.Event = field(default_factory=anyio.Event)
-    """Set to ask the supervisor for a graceful close."""
-    done: anyio.Event = field(default_factory=anyio.Event)
-    """Set when the supervisor has finished (the client is closed)."""
-    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
-    """The supervisor's scope: cancelled when a graceful close is not possible."""
-
-
-def _child_stderr(stack: AsyncExitStack) -> TextIO:
-    """Where a stdio server's stderr goes: ours when it is a real file, else the process's own.
-
-    Under pytest's capture or in a notebook ``sys.stderr`` has no file descriptor, which
-    a child process needs; then the original stderr is used, or /dev/null.
-    """
-    for stream in (sys.stderr, sys.__stderr__):
-        try:
-            if stream is not None:
-                stream.fileno()
-                return stream
-        except (AttributeError, OSError, ValueError):
-            continue
-    return stack.enter_context(open(os.devnull, "w"))
-
-
-def _transport_closed(client: Client) -> bool:
-    """Whether the client's transport has already ended (the server went away while idle).
-
-    Reads a private flag of the SDK's JSON-RPC dispatcher; when the SDK changes, this
-    answers False and the next call finds out the usual way (a closed-connection error).
-    """
-    dispatcher = getattr(client.session, "_dispatcher", None)
-    return bool(getattr(dispatcher, "_closed", False))
+_UNAVAILABLE = "The tool is unavailable right now (its server could not be reached). You may try again later."
 
 
 class McpConnection:
@@ -149,7 +77,7 @@ class McpConnection:
         self.spec = spec
         self.label: str = spec.label
         self._task_group = task_group
-        self._session: _Session | None = None
+        self._session: Session | None = None
         self._generation = 0
         self._closed = False
         self._reviving: anyio.Event | None = None
@@ -183,113 +111,30 @@ class McpConnection:
             return "connected"
         return "down" if self._generation else "idle"
 
-    # -- the supervisor ----------------------------------------------------------
-
-    async def _enter_client(self, stack: AsyncExitStack) -> Client:
-        spec = self.spec
-        target: Any
-        if spec.transport == "stdio":
-            params = StdioServerParameters(
-                command=spec.command or "",
-                args=list(spec.args or ()),
-                env=dict(spec.env) if spec.env else None,
-                cwd=spec.cwd,
-            )
-            target = stdio_client(params, errlog=_child_stderr(stack))
-        else:
-            http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=dict(spec.headers or {}), auth=spec.auth, timeout=_HTTP_TIMEOUT)
-            )
-            target = streamable_http_client(spec.url or "", http_client=http)
-        client = Client(target, client_info=_CLIENT_INFO, message_handler=self._on_message)
-        return await stack.enter_async_context(client)
-
-    async def _supervise(self, session: _Session) -> None:
-        """Hold one client open until told to stop; never raise into the registry's task group."""
-        try:
-            with session.scope:
-                async with AsyncExitStack() as stack:
-                    client = await self._enter_client(stack)
-                    session.client = client
-                    self.protocol_version = client.protocol_version
-                    self.server_info = client.server_info
-                    self.capabilities = client.server_capabilities
-                    self.instructions = client.instructions
-                    session.ready.set()
-                    async with anyio.create_task_group() as watchers:
-                        if self._wants_listen(client):
-                            watchers.start_soon(self._listen, client)
-                        await session.stop.wait()
-                        watchers.cancel_scope.cancel()
-        except anyio.get_cancelled_exc_class():
-            raise
-        except (Exception, BaseExceptionGroup) as exc:
-            session.error = exc
-            if session.client is not None and not session.stop.is_set():
-                logger.warning("MCP server %r: session lost: %s", self.label, _errors.classify(exc).detail)
-        finally:
-            # Calls in flight on this session have been answered by the SDK by now: its
-            # dispatcher wakes every pending request with CONNECTION_CLOSED when it ends.
-            session.dead = True
-            session.client = None
-            session.ready.set()
-            session.done.set()
-
-    async def _on_message(self, message: Any) -> None:
-        if isinstance(message, Exception):
-            logger.debug("MCP server %r: transport reported %r", self.label, message)
-        elif isinstance(message, mcp_types.ToolListChangedNotification):
-            self._tools_changed()  # handshake-era sessions (2025-11-25)
-        await anyio.lowlevel.checkpoint()
+    # -- sessions --------------------------------------------------------------------
 
     def _tools_changed(self) -> None:
         if self.on_tools_changed is not None and not self._closed:
             self.on_tools_changed(self)
 
-    @staticmethod
-    def _wants_listen(client: Client) -> bool:
-        """On 2026-07-28 change events come only on a ``subscriptions/listen`` stream."""
-        tools = client.server_capabilities.tools
-        return client.protocol_version in MODERN_PROTOCOL_VERSIONS and tools is not None and bool(tools.list_changed)
-
-    async def _listen(self, client: Client) -> None:
-        """Forward tool-list changes of a 2026-07-28 session; re-listen (and refetch) after a drop."""
-        delay = _LISTEN_RETRY
-        resubscribing = False
-        while True:
-            try:
-                async with client.listen(tools_list_changed=True) as subscription:
-                    if resubscribing:
-                        self._tools_changed()  # no replay: fetch again what changed meanwhile
-                    resubscribing, delay = True, _LISTEN_RETRY
-                    async for _ in subscription:
-                        self._tools_changed()
-                return  # the server closed the stream gracefully
-            except Exception as exc:  # a lost stream must not end the session
-                logger.debug("MCP server %r: tools/list_changed subscription ended: %r", self.label, exc)
-            await anyio.sleep(delay)
-            delay = min(delay * 2, _BACKOFF_MAX)
-
-    def _start(self) -> _Session:
+    def _start(self) -> Session:
         self._generation += 1
-        session = _Session(self._generation)
-        self._task_group.start_soon(self._supervise, session, name=f"toolmesh MCP session {self.label!r}")
+        session = Session(self.spec, self._generation, self._tools_changed)
+        self._task_group.start_soon(session.run, name=f"toolmesh MCP session {self.label!r}")
         return session
 
-    async def _stop(self, session: _Session) -> None:
-        """End a session: gracefully when it is up, by cancellation when not (or too slow)."""
-        session.dead = True
-        if session.client is not None:
-            session.stop.set()
-            with anyio.move_on_after(_CLOSE_GRACE):
-                await session.done.wait()
-        session.scope.cancel()
-        with anyio.CancelScope(shield=True):
-            await session.done.wait()
+    def _adopt(self, session: Session) -> None:
+        """Make ``session`` the live one and record what the server said about itself."""
+        client = session.client
+        assert client is not None
+        self._session = session
+        self.protocol_version = client.protocol_version
+        self.server_info = client.server_info
+        self.capabilities = client.server_capabilities
+        self.instructions = client.instructions
 
-    def _mark_dead(self, session: _Session) -> None:
-        session.dead = True
-        session.stop.set()
+    def _mark_dead(self, session: Session) -> None:
+        session.mark_dead()
         if self._session is session:
             self._session = None
 
@@ -313,11 +158,11 @@ class McpConnection:
                 await session.ready.wait()
                 if session.client is None:
                     raise self._connect_error(session.error)
-                self._session = session
+                self._adopt(session)
                 stage = "listing tools (tools/list)"
                 return await discover_tools(session.client, self.label, self.spec.max_pages)
         except TimeoutError:
-            await self._stop(session)
+            await session.stop()
             self._session = None
             raise ServerConnectionError(
                 self.label,
@@ -325,16 +170,16 @@ class McpConnection:
                 "raise timeout= on the server spec",
             ) from None
         except ServerConnectionError:
-            await self._stop(session)
+            await session.stop()
             self._session = None
             raise
         except Exception as exc:
-            await self._stop(session)
+            await session.stop()
             self._session = None
             raise self._connect_error(exc, stage) from exc
         except BaseException:  # the connect was cancelled: leave nothing running
             with anyio.CancelScope(shield=True):
-                await self._stop(session)
+                await session.stop()
             self._session = None
             raise
 
@@ -359,7 +204,7 @@ class McpConnection:
         error.__cause__ = leaf
         return error
 
-    async def _revive(self) -> _Session:
+    async def _revive(self) -> Session:
         """A live session: the current one, or a new one made by a (shared) reconnect."""
         if self._closed:
             raise ToolExecutionError(
@@ -372,8 +217,7 @@ class McpConnection:
                     f"MCP server {self.label!r} is unreachable (last attempt: {self._last_error}); "
                     f"the next reconnect is in {wait:.1f}s",
                     kind=ErrorKind.UNAVAILABLE,
-                    model_feedback="The tool is unavailable right now (its server could not be reached). "
-                    "You may try again later.",
+                    model_feedback=_UNAVAILABLE,
                 )
             self._reviving = anyio.Event()
             self._task_group.start_soon(self._reconnect, self._reviving, name=f"toolmesh MCP reconnect {self.label!r}")
@@ -383,8 +227,7 @@ class McpConnection:
             raise ToolExecutionError(
                 f"MCP server {self.label!r}: reconnecting failed ({self._last_error})",
                 kind=ErrorKind.UNAVAILABLE,
-                model_feedback="The tool is unavailable right now (its server could not be reached). "
-                "You may try again later.",
+                model_feedback=_UNAVAILABLE,
             )
         return session
 
@@ -397,7 +240,7 @@ class McpConnection:
             with anyio.move_on_after(self.spec.timeout):
                 await session.ready.wait()
             if session.client is not None and not self._closed:
-                self._session = session
+                self._adopt(session)
                 self._failures = 0
                 self._next_attempt = 0.0
                 self.reconnects += 1
@@ -413,7 +256,7 @@ class McpConnection:
             logger.warning(
                 "MCP server %r: reconnect failed (%s); next try in %gs", self.label, self._last_error, backoff
             )
-            await self._stop(session)
+            await session.stop()
         except Exception:  # pragma: no cover - a bug here must not take the registry down
             logger.exception("MCP server %r: reconnect crashed", self.label)
         finally:
@@ -421,9 +264,9 @@ class McpConnection:
                 self._reviving = None
             done.set()
 
-    async def _live(self) -> _Session:
+    async def _live(self) -> Session:
         session = self._session
-        if session is None or session.dead or session.client is None or _transport_closed(session.client):
+        if session is None or session.dead or session.closed:
             return await self._revive()
         return session
 
@@ -432,7 +275,7 @@ class McpConnection:
         self._closed = True
         session, self._session = self._session, None
         if session is not None:
-            await self._stop(session)
+            await session.stop()
 
     # -- calls ---------------------------------------------------------------------
 
@@ -527,7 +370,7 @@ class McpConnection:
                 server cannot be reached, ``timeout`` after the spec's ``call_timeout``.
         """
         timeout = self.spec.call_timeout
-        session: _Session | None = None
+        session: Session | None = None
         try:
             with anyio.fail_after(timeout):
                 session = await self._live()

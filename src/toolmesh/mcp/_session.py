@@ -1,0 +1,214 @@
+"""One ``mcp.Client`` held open by a supervisor task: the session of one MCP server.
+
+``mcp.Client`` cancels the task that entered it when its transport fails (a server
+dying mid-call over Streamable HTTP, for instance). So a client is never entered in a
+host's task: ``Session.run`` enters it in a task of the registry's task group that does
+nothing else, and callers use ``Session.client`` from their own tasks. ``run`` never
+raises (besides cancellation): a failure ends the session and is kept in ``error``.
+
+While the session is up it also watches for tool-list changes:
+``notifications/tools/list_changed`` on handshake-era sessions (2025-11-25), a
+``subscriptions/listen`` stream on 2026-07-28 sessions whose server advertises
+``tools.listChanged`` (re-opened after a drop, with a change reported, since events are
+not replayed).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sys
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from importlib import metadata as importlib_metadata
+from typing import TYPE_CHECKING, Any, TextIO
+
+import anyio
+import anyio.lowlevel
+import httpx2
+import mcp_types
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from . import _errors
+
+if TYPE_CHECKING:
+    from .config import McpServer
+
+__all__ = ["Session"]
+
+logger = logging.getLogger("toolmesh.mcp")
+
+CLOSE_GRACE = 5.0
+"""Seconds a graceful close may take before the session is cancelled."""
+_LISTEN_RETRY = 1.0
+_LISTEN_RETRY_MAX = 30.0
+_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
+"""The SDK's own defaults: 30 s to connect and write, 300 s to read (SSE streams stay open)."""
+
+
+def _client_info() -> mcp_types.Implementation:
+    try:
+        version = importlib_metadata.version("toolmesh")
+    except importlib_metadata.PackageNotFoundError:  # pragma: no cover - running from a source tree
+        version = "0"
+    return mcp_types.Implementation(name="toolmesh", version=version)
+
+
+_CLIENT_INFO = _client_info()
+
+
+def _child_stderr(stack: AsyncExitStack) -> TextIO:
+    """Where a stdio server's stderr goes: ours when it is a real file, else the process's own.
+
+    Under pytest's capture or in a notebook ``sys.stderr`` has no file descriptor, which
+    a child process needs; then the original stderr is used, or /dev/null.
+    """
+    for stream in (sys.stderr, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.fileno()
+                return stream
+        except (AttributeError, OSError, ValueError):
+            continue
+    return stack.enter_context(open(os.devnull, "w"))
+
+
+@dataclass(eq=False, slots=True)
+class Session:
+    """One ``mcp.Client`` and the supervisor task (``run``) that holds it open."""
+
+    spec: McpServer
+    """The server's spec."""
+    generation: int
+    """1 for the first session of a connection, then one more per reconnect."""
+    on_tools_changed: Callable[[], None]
+    """Called when the server says its tool list changed."""
+    client: Client | None = None
+    """The entered client while the session is up."""
+    error: BaseException | None = None
+    """Why the session ended, when it failed."""
+    dead: bool = False
+    """Set once the session can no longer serve calls."""
+    ready: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the client is entered (or entering it failed)."""
+    stopping: anyio.Event = field(default_factory=anyio.Event)
+    """Set to ask the supervisor for a graceful close."""
+    done: anyio.Event = field(default_factory=anyio.Event)
+    """Set when the supervisor has finished (the client is closed)."""
+    scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
+    """The supervisor's scope: cancelled when a graceful close is not possible."""
+
+    @property
+    def label(self) -> str:
+        """The server's label."""
+        return self.spec.label
+
+    @property
+    def closed(self) -> bool:
+        """Whether the client's transport has already ended (the server went away while idle).
+
+        Reads a private flag of the SDK's JSON-RPC dispatcher; when the SDK changes, this
+        answers False and the next call finds out the usual way (a closed-connection error).
+        """
+        client = self.client
+        if client is None:
+            return True
+        dispatcher = getattr(client.session, "_dispatcher", None)
+        return bool(getattr(dispatcher, "_closed", False))
+
+    async def run(self) -> None:
+        """Hold one client open until told to stop; never raise into the registry's task group."""
+        try:
+            with self.scope:
+                async with AsyncExitStack() as stack:
+                    client = await self._enter_client(stack)
+                    self.client = client
+                    self.ready.set()
+                    async with anyio.create_task_group() as watchers:
+                        if _wants_listen(client):
+                            watchers.start_soon(self._listen, client)
+                        await self.stopping.wait()
+                        watchers.cancel_scope.cancel()
+        except anyio.get_cancelled_exc_class():
+            raise
+        except (Exception, BaseExceptionGroup) as exc:
+            self.error = exc
+            if self.client is not None and not self.stopping.is_set():
+                logger.warning("MCP server %r: session lost: %s", self.label, _errors.classify(exc).detail)
+        finally:
+            # Calls in flight on this session have been answered by the SDK by now: its
+            # dispatcher wakes every pending request with CONNECTION_CLOSED when it ends.
+            self.dead = True
+            self.client = None
+            self.ready.set()
+            self.done.set()
+
+    def mark_dead(self) -> None:
+        """No more calls on this session; ask the supervisor to close it."""
+        self.dead = True
+        self.stopping.set()
+
+    async def stop(self) -> None:
+        """End the session: gracefully when it is up, by cancellation when not (or too slow)."""
+        self.dead = True
+        if self.client is not None:
+            self.stopping.set()
+            with anyio.move_on_after(CLOSE_GRACE):
+                await self.done.wait()
+        self.scope.cancel()
+        with anyio.CancelScope(shield=True):
+            await self.done.wait()
+
+    async def _enter_client(self, stack: AsyncExitStack) -> Client:
+        spec = self.spec
+        target: Any
+        if spec.transport == "stdio":
+            params = StdioServerParameters(
+                command=spec.command or "",
+                args=list(spec.args or ()),
+                env=dict(spec.env) if spec.env else None,
+                cwd=spec.cwd,
+            )
+            target = stdio_client(params, errlog=_child_stderr(stack))
+        else:
+            http = await stack.enter_async_context(
+                httpx2.AsyncClient(headers=dict(spec.headers or {}), auth=spec.auth, timeout=_HTTP_TIMEOUT)
+            )
+            target = streamable_http_client(spec.url or "", http_client=http)
+        client = Client(target, client_info=_CLIENT_INFO, message_handler=self._on_message)
+        return await stack.enter_async_context(client)
+
+    async def _on_message(self, message: Any) -> None:
+        if isinstance(message, Exception):
+            logger.debug("MCP server %r: transport reported %r", self.label, message)
+        elif isinstance(message, mcp_types.ToolListChangedNotification):
+            self.on_tools_changed()  # handshake-era sessions (2025-11-25)
+        await anyio.lowlevel.checkpoint()
+
+    async def _listen(self, client: Client) -> None:
+        """Forward tool-list changes of a 2026-07-28 session; re-listen (and report) after a drop."""
+        delay = _LISTEN_RETRY
+        resubscribing = False
+        while True:
+            try:
+                async with client.listen(tools_list_changed=True) as subscription:
+                    if resubscribing:
+                        self.on_tools_changed()  # no replay: whatever changed meanwhile is fetched again
+                    resubscribing, delay = True, _LISTEN_RETRY
+                    async for _ in subscription:
+                        self.on_tools_changed()
+                return  # the server closed the stream gracefully
+            except Exception as exc:  # a lost stream must not end the session
+                logger.debug("MCP server %r: tools/list_changed subscription ended: %r", self.label, exc)
+            await anyio.sleep(delay)
+            delay = min(delay * 2, _LISTEN_RETRY_MAX)
+
+
+def _wants_listen(client: Client) -> bool:
+    """On 2026-07-28 change events come only on a ``subscriptions/listen`` stream."""
+    tools = client.server_capabilities.tools
+    return client.protocol_version in MODERN_PROTOCOL_VERSIONS and tools is not None and bool(tools.list_changed)
