@@ -391,6 +391,17 @@ async def test_connect_needs_async_with(demo_url: str) -> None:
             pass
 
 
+async def test_aclose_is_idempotent_and_connection_states(demo_url: str) -> None:
+    registry = ToolRegistry()
+    await registry.aclose()  # never entered: nothing to close
+    await registry.aclose()
+    async with ToolRegistry() as registry:
+        connection = await registry.connect(demo_http(demo_url, "demo", include=["echo"]))
+        assert connection.state == "connected" and "connected" in repr(connection)
+    assert connection.state == "closed"
+    await registry.aclose()  # already closed by the block
+
+
 async def test_leaving_the_registry_ends_every_child_process() -> None:
     before = child_pids()
     async with ToolRegistry() as registry:
