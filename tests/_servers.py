@@ -1,6 +1,6 @@
 """Helpers for tests that talk to real MCP servers (fixtures under tests/fixtures/, npm peers).
 
-    from tests._servers import DEMO, LOWLEVEL, free_port, http_server, stdio_params, everything_server_path
+    from _servers import DEMO, LOWLEVEL, free_port, http_server, http_servers, stdio_params, everything_server_path
 
     async with http_server(DEMO, FIXTURE_PAGE_SIZE="10") as url:      # http://127.0.0.1:PORT/mcp
         ...
@@ -78,6 +78,29 @@ def _port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+async def _spawn(script: str | os.PathLike[str], port: int, env: Mapping[str, str]) -> Process:
+    return await anyio.open_process(
+        [sys.executable, _script_path(script), "http", str(port)],
+        env={**os.environ, **env},
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=None,  # inherited: pytest's fd capture shows it on failure
+        cwd=str(ROOT),
+    )
+
+
+async def _listening(script: str | os.PathLike[str], proc: Process, port: int) -> ServerURL:
+    with anyio.fail_after(_STARTUP_TIMEOUT):
+        while not _port_open(port):
+            if proc.returncode is not None:
+                raise RuntimeError(f"fixture server {script} exited with {proc.returncode} before listening")
+            await anyio.sleep(0.05)
+    url = ServerURL(f"http://127.0.0.1:{port}/mcp")
+    url.port = port
+    url.process = proc
+    return url
+
+
 @asynccontextmanager
 async def http_server(
     script: str | os.PathLike[str] = DEMO,
@@ -94,28 +117,41 @@ async def http_server(
     and `.process` (kill the process to simulate a server going away).
     """
     port = port if port is not None else free_port()
-    child_env = {**os.environ, **_merge_env(extra_env, env)}
-    proc = await anyio.open_process(
-        [sys.executable, _script_path(script), "http", str(port)],
-        env=child_env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=None,  # inherited: pytest's fd capture shows it on failure
-        cwd=str(ROOT),
-    )
+    proc = await _spawn(script, port, _merge_env(extra_env, env))
     try:
-        with anyio.fail_after(_STARTUP_TIMEOUT):
-            while not _port_open(port):
-                if proc.returncode is not None:
-                    raise RuntimeError(f"fixture server {script} exited with {proc.returncode} before listening")
-                await anyio.sleep(0.05)
-        url = ServerURL(f"http://127.0.0.1:{port}/mcp")
-        url.port = port
-        url.process = proc
-        yield url
+        yield await _listening(script, proc, port)
     finally:
         with anyio.CancelScope(shield=True):
             await stop_process(proc)
+
+
+@asynccontextmanager
+async def http_servers(
+    servers: Mapping[str, tuple[str | os.PathLike[str], Mapping[str, str]]],
+) -> AsyncIterator[dict[str, ServerURL]]:
+    """Start several fixture servers at once (they import in parallel) and yield their URLs by key.
+
+        async with http_servers({"demo": (DEMO, {}), "empty": (DEMO, {"FIXTURE_TOOLS_EMPTY": "1"})}) as urls:
+            urls["empty"]  # http://127.0.0.1:PORT/mcp
+
+    Every server is stopped (terminated, killed after 5 s, reaped) on exit.
+    """
+    started: dict[str, tuple[str | os.PathLike[str], Process, int]] = {}
+    try:
+        for key, (script, env) in servers.items():
+            port = free_port()
+            while any(port == other for _, _, other in started.values()):
+                port = free_port()
+            started[key] = (script, await _spawn(script, port, {k: str(v) for k, v in env.items()}), port)
+        yield {key: await _listening(script, proc, port) for key, (script, proc, port) in started.items()}
+    finally:
+        with anyio.CancelScope(shield=True):
+            for _, proc, _ in started.values():
+                if proc.returncode is None:
+                    with suppress(ProcessLookupError):
+                        proc.terminate()
+            for _, proc, _ in started.values():
+                await stop_process(proc)
 
 
 async def stop_process(proc: Process) -> None:

@@ -13,7 +13,7 @@ import anyio
 import pytest
 
 from _mcp import DEMO, LOWLEVEL, child_pids, demo_http, demo_stdio, lowlevel_stdio, wait_until
-from _servers import free_port, http_server
+from _servers import free_port, http_servers
 from toolmesh import (
     ConfigurationError,
     ErrorKind,
@@ -36,38 +36,54 @@ def anyio_backend() -> str:
     return "asyncio"
 
 
-@pytest.fixture(scope="module")
-async def demo_url() -> AsyncIterator[str]:
-    async with http_server(DEMO) as url:
-        yield url
+SERVERS: dict[str, tuple[Path, dict[str, str]]] = {
+    "demo": (DEMO, {}),
+    "low": (LOWLEVEL, {}),
+    # odd names (and the name one sanitizes to), 250 more tools in pages of 40, unknown tools as errors
+    "special": (
+        LOWLEVEL,
+        {
+            "FIXTURE_WEIRD_NAMES": "1",
+            "FIXTURE_EXTRA_TOOLS": "docs_search",
+            "FIXTURE_MANY_TOOLS": "250",
+            "FIXTURE_PAGE_SIZE": "40",
+            "FIXTURE_UNKNOWN": "error",
+        },
+    ),
+    "hang": (LOWLEVEL, {"FIXTURE_LIST_HANG": "1"}),  # tools/list never answers
+    "repeat": (LOWLEVEL, {"FIXTURE_PAGE_SIZE": "2", "FIXTURE_PAGING": "repeat"}),  # paging never ends
+    "empty": (DEMO, {"FIXTURE_TOOLS_EMPTY": "1"}),
+    "forget": (DEMO, {"FIXTURE_FORGET": "search"}),  # "search" is gone after the first tools/list
+    "list_error": (LOWLEVEL, {"FIXTURE_LIST_ERROR_AFTER": "1"}),  # tools/list fails after the first
+    "mutable": (LOWLEVEL, {}),  # its tool list is changed by one test
+}
+"""The HTTP fixture servers of this module, started at once (each serves the tests named after it)."""
 
 
 @pytest.fixture(scope="module")
-async def low_url() -> AsyncIterator[str]:
-    async with http_server(LOWLEVEL) as url:
-        yield url
+async def urls() -> AsyncIterator[dict[str, str]]:
+    async with http_servers(SERVERS) as started:
+        yield dict(started)
 
 
 @pytest.fixture(scope="module")
-async def special_url() -> AsyncIterator[str]:
-    """The low-level server with odd names (and the name one sanitizes to), 250 more tools in pages of 40,
-    unknown tools as JSON-RPC errors."""
-    env = {
-        "FIXTURE_WEIRD_NAMES": "1",
-        "FIXTURE_EXTRA_TOOLS": "docs_search",
-        "FIXTURE_MANY_TOOLS": "250",
-        "FIXTURE_PAGE_SIZE": "40",
-        "FIXTURE_UNKNOWN": "error",
-    }
-    async with http_server(LOWLEVEL, env) as url:
-        yield url
+def demo_url(urls: dict[str, str]) -> str:
+    return urls["demo"]
 
 
 @pytest.fixture(scope="module")
-async def hang_url() -> AsyncIterator[str]:
-    """The low-level server whose tools/list never answers."""
-    async with http_server(LOWLEVEL, FIXTURE_LIST_HANG="1") as url:
-        yield url
+def low_url(urls: dict[str, str]) -> str:
+    return urls["low"]
+
+
+@pytest.fixture(scope="module")
+def special_url(urls: dict[str, str]) -> str:
+    return urls["special"]
+
+
+@pytest.fixture(scope="module")
+def hang_url(urls: dict[str, str]) -> str:
+    return urls["hang"]
 
 
 @tool
@@ -204,8 +220,9 @@ async def test_every_page_is_listed(special_url: str) -> None:
         assert len(registry) == 0 and registry.connections() == []
 
 
-async def test_a_repeated_cursor_is_a_discovery_error() -> None:
-    async with http_server(LOWLEVEL, FIXTURE_PAGE_SIZE="2", FIXTURE_PAGING="repeat") as url, ToolRegistry() as registry:
+async def test_a_repeated_cursor_is_a_discovery_error(urls: dict[str, str]) -> None:
+    url = urls["repeat"]
+    async with ToolRegistry() as registry:
         with anyio.fail_after(10):
             with pytest.raises(ServerConnectionError, match=r"'low'.*cursor 'p2' a second time"):
                 await registry.connect(demo_http(url, "low"))
@@ -251,16 +268,20 @@ async def test_a_server_that_exits_at_start_is_a_connection_error() -> None:
     assert child_pids() - before == set()
 
 
-async def test_a_server_with_no_tools_is_connected_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
-    async with http_server(DEMO, FIXTURE_TOOLS_EMPTY="1") as url, ToolRegistry() as registry:
+async def test_a_server_with_no_tools_is_connected_with_a_warning(
+    urls: dict[str, str], caplog: pytest.LogCaptureFixture
+) -> None:
+    url = urls["empty"]
+    async with ToolRegistry() as registry:
         with caplog.at_level(logging.WARNING, logger="toolmesh"):
             connection = await registry.connect(demo_http(url, "empty"))
         assert connection.state == "connected" and len(registry) == 0
         assert any("'empty'" in r.getMessage() and "no tools" in r.getMessage() for r in caplog.records)
 
 
-async def test_a_tool_that_disappears_after_discovery_is_not_found() -> None:
-    async with http_server(DEMO, FIXTURE_FORGET="search") as url, ToolRegistry() as registry:
+async def test_a_tool_that_disappears_after_discovery_is_not_found(urls: dict[str, str]) -> None:
+    url = urls["forget"]
+    async with ToolRegistry() as registry:
         await registry.connect(demo_http(url, "demo"))
         assert "demo__search" in registry
         result = await registry.dispatch("demo__search", {"query": "q"})
@@ -417,14 +438,14 @@ async def test_leaving_the_registry_ends_every_child_process() -> None:
     assert result.error is not None and result.error.kind is ErrorKind.NOT_FOUND
 
 
-async def test_refresh_adds_new_tools_and_never_takes_a_name() -> None:
+async def test_refresh_adds_new_tools_and_never_takes_a_name(urls: dict[str, str]) -> None:
     @tool
     async def low__clash() -> str:
         """A native row that owns the name the server's new tool would get."""
         return "native"
 
-    async with http_server(LOWLEVEL) as url, ToolRegistry() as registry:
-        await registry.connect(demo_http(url, "low", exclude=["bad_output", "missing_output"]))
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_http(urls["mutable"], "low", exclude=["bad_output", "missing_output"]))
         registry.register(low__clash)
         assert registry.names() == ["low__clash", "low__protocol_error", "low__mutate", "low__echo"]
         assert (await registry.dispatch("low__mutate", {"name": "fresh"})).ok
@@ -455,19 +476,19 @@ async def test_a_cancelled_connect_leaves_nothing_running() -> None:
         await wait_until(lambda: child_pids() - before == set())
 
 
-async def test_a_failing_tools_list() -> None:
-    async with http_server(LOWLEVEL, FIXTURE_LIST_ERROR_AFTER="1") as url:
-        async with ToolRegistry() as registry:
-            await registry.connect(demo_http(url, "low", include=["echo"]))
-            before = registry.names()
-            with pytest.raises(ServerConnectionError, match=r"'low'.*-32603: tools/list is broken.*reported"):
-                await registry.refresh("low")
-            assert registry.names() == before == ["low__echo"]  # a failed refresh changes nothing
-            assert (await registry.dispatch("low__echo", {"text": "x"})).ok
-        async with ToolRegistry() as registry:
-            with pytest.raises(ServerConnectionError, match=r"'low'.*tools/list is broken"):
-                await registry.connect(demo_http(url, "low"))
-            assert registry.connections() == [] and len(registry) == 0
+async def test_a_failing_tools_list(urls: dict[str, str]) -> None:
+    url = urls["list_error"]  # the first tools/list answers, later ones are JSON-RPC errors
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_http(url, "low", include=["echo"]))
+        before = registry.names()
+        with pytest.raises(ServerConnectionError, match=r"'low'.*-32603: tools/list is broken.*reported"):
+            await registry.refresh("low")
+        assert registry.names() == before == ["low__echo"]  # a failed refresh changes nothing
+        assert (await registry.dispatch("low__echo", {"text": "x"})).ok
+    async with ToolRegistry() as registry:
+        with pytest.raises(ServerConnectionError, match=r"'low'.*tools/list is broken"):
+            await registry.connect(demo_http(url, "low"))
+        assert registry.connections() == [] and len(registry) == 0
 
 
 @pytest.mark.parametrize("transport", ["http", "stdio"])
