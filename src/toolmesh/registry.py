@@ -211,7 +211,8 @@ class ToolRegistry(_Catalog):
             self._task_group.cancel_scope.cancel()
 
     def __repr__(self) -> str:
-        return f"ToolRegistry({len(self._rows)} rows)"
+        servers = f", servers={list(self._servers)!r}" if self._servers else ""
+        return f"ToolRegistry({len(self._rows)} rows{servers})"
 
     # -- registration -------------------------------------------------------------
 
