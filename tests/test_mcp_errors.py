@@ -145,6 +145,25 @@ def test_unexpected_exceptions_withhold_their_detail_from_the_model() -> None:
     assert "10.0.0.7" not in transport.model_feedback
 
 
+@pytest.mark.parametrize(
+    ("status", "kind"),
+    [
+        (401, ErrorKind.PERMISSION_DENIED),
+        (404, ErrorKind.UNAVAILABLE),
+        (429, ErrorKind.RATE_LIMITED),
+        (502, ErrorKind.UNAVAILABLE),
+    ],
+)
+def test_the_sdks_generic_http_error_gets_its_status(status: int, kind: ErrorKind) -> None:
+    generic = MCPError(mcp_types.INTERNAL_ERROR, "Server returned an error response")
+    assert classify(generic).kind is ErrorKind.UPSTREAM_ERROR  # without the status: a server error
+    error = map_error(generic, server="s", tool="t", http_status=status)
+    assert error.kind is kind and error.http_status == status
+    assert f"HTTP {status}" in error.message
+    # A JSON-RPC error the server did send is not reinterpreted.
+    assert classify(MCPError(mcp_types.INTERNAL_ERROR, "db down"), http_status=status).kind is ErrorKind.UPSTREAM_ERROR
+
+
 def test_session_fatal_errors() -> None:
     assert classify(MCPError(mcp_types.CONNECTION_CLOSED, "Connection closed")).session_fatal
     assert classify(MCPError(mcp_types.INVALID_REQUEST, "Session terminated")).session_fatal

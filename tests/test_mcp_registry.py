@@ -56,6 +56,8 @@ SERVERS: dict[str, tuple[Path, dict[str, str]]] = {
     "forget": (DEMO, {"FIXTURE_FORGET": "search"}),  # "search" is gone after the first tools/list
     "list_error": (LOWLEVEL, {"FIXTURE_LIST_ERROR_AFTER": "1"}),  # tools/list fails after the first
     "mutable": (LOWLEVEL, {}),  # its tool list is changed by one test
+    # behind an HTTP front: 401 without the bearer token, 429 for tools/call of "throttled"
+    "guarded": (DEMO, {"FIXTURE_HTTP_TOKEN": "letmein", "FIXTURE_HTTP_THROTTLE": "1"}),
 }
 """The HTTP fixture servers of this module, started at once (each serves the tests named after it)."""
 
@@ -507,3 +509,23 @@ async def test_the_registry_refreshes_a_server_whose_tools_change(demo_url: str,
         assert connection.protocol_version is not None
         added = await registry.dispatch(f"demo__{name}", {"text": "hi"})
         assert added.output.as_text() == f"{name} text=hi"
+
+
+async def test_http_error_statuses_are_named(urls: dict[str, str]) -> None:
+    url = urls["guarded"]
+    async with ToolRegistry() as registry:
+        with pytest.raises(ServerConnectionError, match=r"'guarded'.*HTTP 401.*refused the credentials.*Authorization"):
+            await registry.connect(McpServer.http("guarded", url, headers={"Authorization": "Bearer wrong"}))
+        assert registry.connections() == []
+        await registry.connect(
+            McpServer.http("guarded", url, headers={"Authorization": "Bearer letmein"}, include=["echo", "throttled"])
+        )
+        throttled = await registry.dispatch("guarded__throttled")
+        assert throttled.error is not None and throttled.error.kind is ErrorKind.RATE_LIMITED
+        assert throttled.error.http_status == 429 and throttled.error.retryable
+        item = throttled.to_mcp_call_item()
+        assert item["error"]["type"] == "http_error" and item["error"]["code"] == 429
+        assert (await registry.dispatch("guarded__echo", {"text": "ok"})).ok  # the session is fine
+    async with ToolRegistry() as registry:
+        with pytest.raises(ServerConnectionError, match=r"HTTP 404.*check the URL's path"):
+            await registry.connect(McpServer.http("wrong_path", urls["demo"].removesuffix("/mcp") + "/nope", timeout=5))

@@ -20,7 +20,8 @@ first, the way httpx maps httpcore's exceptions at one choke point. The table::
     TimeoutError, httpx2.TimeoutException    timeout
     anyio.ClosedResourceError, BrokenResourceError, EndOfStream,
     httpx2.TransportError, OSError           unavailable
-    httpx2.HTTPStatusError                   401/403 permission_denied, 408 timeout,
+    httpx2.HTTPStatusError, and the SDK's generic error for an HTTP error answer when
+    the status is known (``http_status=``)   401/403 permission_denied, 408 timeout,
                                              429 rate_limited, 404/5xx unavailable,
                                              other upstream_error
     httpx2.HTTPError, StreamableHTTPError,
@@ -138,9 +139,21 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def _mcp_error(exc: MCPError) -> MappedError:
+_GENERIC_HTTP_ERRORS = frozenset({"Server returned an error response", "Not Found", "Session terminated"})
+"""The SDK's stand-ins for an HTTP error status it does not pass on."""
+
+
+def _http_status(status: int) -> MappedError:
+    kind = _HTTP_STATUS_KINDS.get(status, ErrorKind.UNAVAILABLE if status >= 500 else ErrorKind.UPSTREAM_ERROR)
+    fatal = status == 404 or status >= 500
+    return MappedError(kind, f"the server answered HTTP {status}", http_status=status, session_fatal=fatal)
+
+
+def _mcp_error(exc: MCPError, http_status: int | None) -> MappedError:
     code = exc.code
     message = exc.message or f"error {code}"
+    if http_status is not None and message in _GENERIC_HTTP_ERRORS:
+        return _http_status(http_status)
     if code == mcp_types.INVALID_REQUEST and "session terminated" in message.lower():
         return MappedError(ErrorKind.UNAVAILABLE, f"the server ended the session ({message})", code, session_fatal=True)
     if code in (mcp_types.INVALID_PARAMS, mcp_types.METHOD_NOT_FOUND) and _UNKNOWN_TOOL.search(message):
@@ -153,17 +166,19 @@ def _mcp_error(exc: MCPError) -> MappedError:
     return MappedError(kind, f"the server answered with error {code}: {message}", code)
 
 
-def classify(exc: BaseException) -> MappedError:
-    """Map one exception (a group: its first leaf) to what it means for the call."""
+def classify(exc: BaseException, http_status: int | None = None) -> MappedError:
+    """Map one exception (a group: its first leaf) to what it means for the call.
+
+    ``http_status`` is the status of the HTTP error response the exception stands for,
+    when known: the SDK reports any non-2xx answer without a JSON-RPC body as a generic
+    error (``-32603 Server returned an error response``), which the status makes precise.
+    """
     exc = _leaf(exc)
     match exc:
         case MCPError():
-            return _mcp_error(exc)
+            return _mcp_error(exc, http_status)
         case httpx2.HTTPStatusError():
-            status = exc.response.status_code
-            kind = _HTTP_STATUS_KINDS.get(status, ErrorKind.UNAVAILABLE if status >= 500 else ErrorKind.UPSTREAM_ERROR)
-            fatal = status == 404 or status >= 500
-            return MappedError(kind, f"the server answered HTTP {status}", http_status=status, session_fatal=fatal)
+            return _http_status(exc.response.status_code)
         case httpx2.TimeoutException() | TimeoutError():
             return MappedError(ErrorKind.TIMEOUT, f"timed out ({type(exc).__name__})")
         case (
@@ -223,14 +238,16 @@ _FEEDBACK: dict[ErrorKind, str] = {
 }
 
 
-def map_error(exc: BaseException, *, server: str, tool: str, operation: str = "tools/call") -> ToolExecutionError:
+def map_error(
+    exc: BaseException, *, server: str, tool: str, operation: str = "tools/call", http_status: int | None = None
+) -> ToolExecutionError:
     """The ``ToolExecutionError`` for ``exc`` raised while ``server`` ran ``operation`` for ``tool``.
 
     Anticipated failures (a JSON-RPC error, an outputSchema mismatch, invalid arguments)
     show their text to the model; transport failures show a short text of their kind;
     unexpected exceptions withhold their detail. The original is the ``__cause__``.
     """
-    mapped = classify(exc)
+    mapped = classify(exc, http_status)
     if (
         operation == "resources/read"
         and mapped.code in (mcp_types.INVALID_PARAMS, RESOURCE_NOT_FOUND)
@@ -244,8 +261,10 @@ def map_error(exc: BaseException, *, server: str, tool: str, operation: str = "t
         message = f"{where}: the server no longer offers this tool ({mapped.detail})"
     elif mapped.output_schema:
         feedback = f"The tool {tool!r} returned a result that does not match its declared output schema."
-    elif mapped.kind in (ErrorKind.INVALID_ARGUMENTS, ErrorKind.UPSTREAM_ERROR, ErrorKind.NOT_FOUND) and isinstance(
-        _leaf(exc), MCPError
+    elif (
+        mapped.kind in (ErrorKind.INVALID_ARGUMENTS, ErrorKind.UPSTREAM_ERROR, ErrorKind.NOT_FOUND)
+        and mapped.http_status is None
+        and isinstance(_leaf(exc), MCPError)
     ):
         subject = f"Reading the resource {tool!r}" if operation == "resources/read" else f"The tool {tool!r}"
         feedback = f"{subject} failed: {_leaf(exc)}"

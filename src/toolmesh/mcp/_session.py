@@ -101,6 +101,8 @@ class Session:
     """Set when the supervisor has finished (the client is closed)."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     """The supervisor's scope: cancelled when a graceful close is not possible."""
+    http_status: int | None = None
+    """The status of the last HTTP error response (the SDK turns them into a generic error)."""
 
     @property
     def label(self) -> str:
@@ -176,11 +178,25 @@ class Session:
             target = stdio_client(params, errlog=_child_stderr(stack))
         else:
             http = await stack.enter_async_context(
-                httpx2.AsyncClient(headers=dict(spec.headers or {}), auth=spec.auth, timeout=_HTTP_TIMEOUT)
+                httpx2.AsyncClient(
+                    headers=dict(spec.headers or {}),
+                    auth=spec.auth,
+                    timeout=_HTTP_TIMEOUT,
+                    event_hooks={"response": [self._on_response]},
+                )
             )
             target = streamable_http_client(spec.url or "", http_client=http)
         client = Client(target, client_info=_CLIENT_INFO, message_handler=self._on_message)
         return await stack.enter_async_context(client)
+
+    def take_http_status(self) -> int | None:
+        """The status of the last HTTP error response, once (then forgotten)."""
+        status, self.http_status = self.http_status, None
+        return status
+
+    async def _on_response(self, response: httpx2.Response) -> None:
+        if response.status_code >= 400:
+            self.http_status = response.status_code
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):

@@ -157,7 +157,7 @@ class McpConnection:
             with anyio.fail_after(timeout):
                 await session.ready.wait()
                 if session.client is None:
-                    raise self._connect_error(session.error)
+                    raise self._connect_error(session.error, http_status=session.take_http_status())
                 self._adopt(session)
                 stage = "listing tools (tools/list)"
                 return await discover_tools(session.client, self.label, self.spec.max_pages)
@@ -176,21 +176,33 @@ class McpConnection:
         except Exception as exc:
             await session.stop()
             self._session = None
-            raise self._connect_error(exc, stage) from exc
+            raise self._connect_error(exc, stage, session.take_http_status()) from exc
         except BaseException:  # the connect was cancelled: leave nothing running
             with anyio.CancelScope(shield=True):
                 await session.stop()
             self._session = None
             raise
 
-    def _connect_error(self, exc: BaseException | None, stage: str = "connecting") -> ServerConnectionError:
+    def _connect_error(
+        self, exc: BaseException | None, stage: str = "connecting", http_status: int | None = None
+    ) -> ServerConnectionError:
         if exc is None:
             return ServerConnectionError(self.label, f"the session ended while {stage}")
         leaf = exc
         while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
             leaf = leaf.exceptions[0]
-        detail = _errors.classify(leaf).detail
-        if isinstance(leaf, MCPError) and leaf.code not in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):
+        mapped = _errors.classify(leaf, http_status)
+        detail = mapped.detail
+        if mapped.http_status in (401, 403):
+            hint = (
+                f"{detail} while {stage}: it refused the credentials; check the Authorization header "
+                "(headers=) or auth= on the server spec"
+            )
+        elif mapped.http_status == 404:
+            hint = f"{detail} while {stage}; check the URL's path (MCP endpoints usually end in /mcp)"
+        elif mapped.http_status is not None:
+            hint = f"{detail} while {stage}; check that the server is running and healthy"
+        elif isinstance(leaf, MCPError) and leaf.code not in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):
             hint = f"{detail} while {stage}; the server itself reported this error"
         elif isinstance(leaf, OSError) and self.spec.transport == "stdio":
             hint = (
@@ -300,12 +312,13 @@ class McpConnection:
         try:
             raw = await client.call_tool(entry.wire_name, arguments, progress_callback=progress)
         except Exception as exc:
-            mapped = _errors.classify(exc)
+            status = session.take_http_status()
+            mapped = _errors.classify(exc, status)
             if mapped.session_fatal:
                 self._mark_dead(session)
             elif mapped.unknown_tool:
                 self._tools_changed()  # the catalog is stale: refresh the server's rows
-            raise _errors.map_error(exc, server=self.label, tool=entry.wire_name) from exc
+            raise _errors.map_error(exc, server=self.label, tool=entry.wire_name, http_status=status) from exc
         metadata[MCP_RESULT] = raw
         if raw.meta:
             metadata[MCP_META] = raw.meta
@@ -358,9 +371,10 @@ class McpConnection:
             raise ServerConnectionError(self.label, exc.message) from exc
         except Exception as exc:
             current = self._session
-            if current is not None and _errors.is_session_fatal(exc):
+            status = current.take_http_status() if current is not None else None
+            if current is not None and _errors.classify(exc, status).session_fatal:
                 self._mark_dead(current)
-            raise self._connect_error(exc, "listing tools (tools/list)") from exc
+            raise self._connect_error(exc, "listing tools (tools/list)", status) from exc
 
     async def read_resource(self, uri: str) -> ToolOutput:
         """``resources/read`` passed through: the contents as embedded-resource blocks.
@@ -379,8 +393,9 @@ class McpConnection:
         except ToolExecutionError:
             raise
         except Exception as exc:
-            error = _errors.map_error(exc, server=self.label, tool=uri, operation="resources/read")
-            if session is not None and _errors.is_session_fatal(exc):
+            status = session.take_http_status() if session is not None else None
+            error = _errors.map_error(exc, server=self.label, tool=uri, operation="resources/read", http_status=status)
+            if session is not None and _errors.classify(exc, status).session_fatal:
                 self._mark_dead(session)
             raise error from exc
         try:
