@@ -2,15 +2,16 @@
 
 Listing is bounded: a cursor the server already gave, or more pages than the
 server spec's ``max_pages``, is a discovery error naming the server, never a hang or
-a silent truncation. Rows are made all-or-nothing: names are assigned for the whole
-server at once by the ``NamePolicy``, so a collision leaves nothing half-added.
+a silent truncation. At connect, rows are made all-or-nothing: names are assigned for
+the whole server at once by the ``NamePolicy``, so a collision leaves nothing
+half-added. At a refresh, a colliding tool is left out instead (``rebuild_rows``).
 """
 
 from __future__ import annotations
 
 import fnmatch
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import mcp_types
@@ -134,7 +135,7 @@ def rebuild_rows(
     return rows
 
 
-def owners(rows: Mapping[str, Any], describe: Any) -> Mapping[str, str]:
+def owners(rows: Mapping[str, Any], describe: Callable[[Any], str]) -> Mapping[str, str]:
     """A lazy ``name -> owner description`` view of existing rows, for ``NamePolicy.assign``."""
     return _Owners(rows, describe)
 
@@ -142,17 +143,17 @@ def owners(rows: Mapping[str, Any], describe: Any) -> Mapping[str, str]:
 class _Owners(Mapping[str, str]):
     __slots__ = ("_describe", "_rows")
 
-    def __init__(self, rows: Mapping[str, Any], describe: Any) -> None:
+    def __init__(self, rows: Mapping[str, Any], describe: Callable[[Any], str]) -> None:
         self._rows = rows
         self._describe = describe
 
     def __getitem__(self, name: str) -> str:
-        return str(self._describe(self._rows[name]))
+        return self._describe(self._rows[name])
 
     def __contains__(self, name: object) -> bool:
         return name in self._rows
 
-    def __iter__(self) -> Any:
+    def __iter__(self) -> Iterator[str]:
         return iter(self._rows)
 
     def __len__(self) -> int:
