@@ -142,3 +142,10 @@ async def test_the_spec_env_reaches_the_process(registry: ToolRegistry) -> None:
     result = await registry.dispatch("ev__get-env")
     assert result.ok, result.error
     assert '"TOOLMESH_PROBE": "from-the-spec"' in result.output.as_text()
+
+
+async def test_a_task_only_tool_fails_with_the_servers_reason(registry: ToolRegistry) -> None:
+    # Task-augmented calls are not supported yet: the server says why, and nothing hangs.
+    result = await registry.dispatch("ev__simulate-research-query", {"topic": "x"})
+    assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR
+    assert "task" in result.error.model_feedback
