@@ -316,6 +316,16 @@ async def test_mcp_call_item_matches_openai(registry: ToolRegistry, server: str)
     assert item["error"]["content"][0]["type"] == "text" and "no" in item["error"]["content"][0]["text"]
     assert McpCall.model_validate(item).error is not None
 
+    refused = await registry.dispatch(f"{server}__add", "[1, 2]", ToolContext(call_id="mcp_3"))
+    item = refused.to_mcp_call_item()
+    assert (item["server_label"], item["name"], item["arguments"], item["status"]) == (
+        server,
+        "add",
+        "[1, 2]",
+        "failed",
+    )
+    McpCall.model_validate(item)
+
     protocol = await registry.dispatch(f"{server}__protocol_error", {"code": -32603, "message": "x"})
     item = protocol.to_mcp_call_item()
     assert item["error"] == {"type": "mcp_protocol_error", "code": -32603, "message": protocol.error.model_feedback}

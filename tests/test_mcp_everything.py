@@ -25,9 +25,10 @@ from toolmesh import (
     ToolRegistry,
 )
 
-pytestmark = pytest.mark.skipif(
-    not everything_available(), reason="server-everything is not installed: run scripts/install_npm_tools.sh"
-)
+
+def test_server_everything_is_installed() -> None:
+    """`make test` installs it; its absence is a failure, never a silent skip."""
+    assert everything_available(), "server-everything is missing: run scripts/install_npm_tools.sh (make test does)"
 
 
 @pytest.fixture(scope="module")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from .calls import ToolCall
 from .capabilities import IoMode, TaskSupport, ToolAnnotations, ToolCapabilities
 from .context import FromContext, ToolContext
@@ -50,6 +52,7 @@ __all__ = [
     "Audio",
     "CompletedCall",
     "ConfigurationError",
+    "ConnectionState",
     "ContentBlock",
     "Defer",
     "Disposition",
@@ -70,6 +73,7 @@ __all__ = [
     "IoMode",
     "Json",
     "Keep",
+    "McpConnection",
     "McpEntry",
     "McpServer",
     "NameCollisionError",
@@ -113,3 +117,18 @@ __all__ = [
     "UnsupportedContentError",
     "UnsupportedToolError",
 ]
+
+if TYPE_CHECKING:
+    from .mcp.connection import ConnectionState, McpConnection
+
+_LAZY = {"ConnectionState": "toolmesh.mcp.connection", "McpConnection": "toolmesh.mcp.connection"}
+
+
+def __getattr__(name: str) -> Any:
+    """``McpConnection`` and ``ConnectionState`` load the MCP client SDK (slow): import them on use."""
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'toolmesh' has no attribute {name!r}")
+    from importlib import import_module
+
+    return getattr(import_module(module), name)

@@ -21,6 +21,7 @@ from .context import ToolContext
 from .definition import ToolDefinition
 from .errors import ConfigurationError, ErrorKind, ToolExecutionError
 from .output import ToolOutput, to_output
+from .result import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 
 if TYPE_CHECKING:
     import mcp_types
@@ -231,7 +232,15 @@ class McpEntry:
     show_error_details: bool | None = None
 
     async def invoke(self, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
-        """Send ``tools/call`` with the wire name; arrays and scalars never reach the wire."""
+        """Send ``tools/call`` with the wire name; arrays and scalars never reach the wire.
+
+        The server label and wire name go on the call's metadata first, so even a call
+        refused before the wire can be reported as an ``mcp_call`` item.
+        """
+        ctx.metadata[MCP_SERVER_LABEL] = self.server
+        ctx.metadata[MCP_WIRE_NAME] = self.wire_name
+        if isinstance(arguments, str):
+            ctx.metadata[MCP_ARGUMENTS] = arguments
         data = _arguments.parse_object(self.name, arguments, self.definition.parameters)
         return await self.caller.call_tool(self, data or None, ctx)
 
