@@ -61,9 +61,9 @@ class ToolContext(Generic[DepsT]):
     on_partial: PartialCallback | None = None
     """Receives each partial output of a streaming tool."""
     elicitation: ElicitationCallback | None = None
-    """Answers MCP elicitation requests made during this call."""
+    """Carried to the tool (a native tool may call it); not yet routed from MCP servers' requests."""
     sampling: SamplingCallback | None = None
-    """Answers MCP sampling requests made during this call."""
+    """Carried to the tool (a native tool may call it); not yet routed from MCP servers' requests."""
     tool_name: str | None = None
     """The model-visible name of the row being called (set by dispatch)."""
 
