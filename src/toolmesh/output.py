@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
@@ -268,8 +268,3 @@ def to_json_value(value: object) -> Any:
             f"a tool returned a {type(value).__name__}, which cannot be converted to JSON; "
             "return a str, a JSON-able value, a pydantic model, a dataclass or content blocks"
         ) from exc
-
-
-def is_block_sequence(value: Sequence[object]) -> bool:
-    """Whether every item of ``value`` is a content block."""
-    return all(isinstance(item, _BLOCK_TYPES) for item in value)
