@@ -133,7 +133,9 @@ def test_unregister_removes_and_returns_the_row() -> None:
 
 def test_invalid_names_are_refused_with_the_rule() -> None:
     registry = ToolRegistry()
-    with pytest.raises(ConfigurationError, match="name 'has space' is not a valid tool name; use 1-128 characters"):
+    with pytest.raises(
+        ConfigurationError, match=r"'has space' does not match the mcp tool-name rule .*as 'has_space' instead"
+    ):
         registry.register(add, name="has space")
     assert len(registry) == 0
 

@@ -7,7 +7,6 @@ frozen view of some rows: what one model turn advertises is exactly what it runs
 from __future__ import annotations
 
 import logging
-import re
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
@@ -39,8 +38,6 @@ _logger = logging.getLogger("toolmesh")
 P = ParamSpec("P")
 T = TypeVar("T")
 R = TypeVar("R")
-
-_VALID_NAME = re.compile(r"^[A-Za-z0-9_.\-]{1,128}$")
 
 
 def describe_row(row: Entry) -> str:
@@ -217,14 +214,7 @@ class ToolRegistry(_Catalog):
     # -- registration -------------------------------------------------------------
 
     def _check_name(self, name: str, what: str) -> None:
-        if self._names is not None:
-            self._names.check_name(name, owner=what)
-            return
-        if not isinstance(name, str) or not _VALID_NAME.match(name):
-            raise ConfigurationError(
-                f"{what}: name {name!r} is not a valid tool name; use 1-128 characters of "
-                "letters, digits, '_', '-' and '.'"
-            )
+        self.name_policy.check_name(name, owner=what)
 
     def _add(self, row: Entry, replace: bool) -> None:
         existing = self._rows.get(row.name)
