@@ -59,3 +59,37 @@ def test_mcp_call_through_the_cli() -> None:
     )
     assert done.exit_code == 0, done.output
     assert json.loads(done.output)["presentation"] == "a registry where every tool is a typed row"
+
+
+@pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic", "gemini"])
+def test_export_prints_declarations_the_providers_sdk_accepts(provider: str) -> None:
+    done = CliRunner().invoke(app, ["export", "--provider", provider, "-m", MODULE])
+    assert done.exit_code == 0, done.output
+    declarations = json.loads(done.output)
+    if provider == "openai":
+        from openai.types.chat import ChatCompletionToolParam
+        from pydantic import TypeAdapter
+
+        TypeAdapter(list[ChatCompletionToolParam]).validate_python(declarations)
+        names = [d["function"]["name"] for d in declarations]
+    elif provider == "openai-responses":
+        names = [d["name"] for d in declarations]
+    elif provider == "anthropic":
+        from anthropic.types import ToolParam
+        from pydantic import TypeAdapter
+
+        TypeAdapter(list[ToolParam]).validate_python(declarations)
+        names = [d["name"] for d in declarations]
+    else:
+        from google.genai import types
+
+        names = [f.name for d in declarations for f in types.Tool.model_validate(d).function_declarations or []]
+    assert names == ["forecast", "word_count", "swatch"]
+
+
+def test_export_refuses_an_unknown_provider() -> None:
+    done = CliRunner().invoke(app, ["export", "--provider", "nope", "-m", MODULE])
+    assert done.exit_code == 2
+    assert "--provider 'nope' is not one of openai, openai-responses, anthropic, gemini" in " ".join(
+        done.output.split()
+    )

@@ -1,7 +1,8 @@
 """The ``toolmesh`` command: look at a catalog and call its tools from a terminal.
 
 ``toolmesh tools``   prints the catalog as a table;
-``toolmesh call``    dispatches one call and prints its result.
+``toolmesh call``    dispatches one call and prints its result;
+``toolmesh export``  prints the catalog's tool declarations in a provider's format.
 
 Rows come from a Python module (``--module path/to/tools.py:registry``, a
 ``ToolRegistry`` or a list of ``@tool`` functions) and, where MCP support is
@@ -30,7 +31,9 @@ from .native import NativeTool
 from .registry import ToolRegistry
 from .result import ToolResult
 
-__all__ = ["app", "catalog_table", "main", "result_table"]
+__all__ = ["app", "catalog_table", "export_tools", "main", "result_table"]
+
+PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Look at a tool catalog and call its tools.")
 console = Console()
@@ -174,6 +177,54 @@ def call(
         console.print(result_table([(name, result)]))
     if not result.ok:
         raise typer.Exit(1)
+
+
+def export_tools(registry: ToolRegistry, provider: str, *, strict: bool = False) -> list[Any]:
+    """The registry's tool declarations in ``provider``'s format, as JSON-able values.
+
+    Raises:
+        ConfigurationError: for an unknown provider (``UnsupportedToolError`` for a row
+            the provider cannot declare).
+    """
+    snapshot = registry.snapshot()
+    if provider == "openai":
+        from .providers import openai
+
+        return list(openai.tools(snapshot, strict=strict))
+    if provider == "openai-responses":
+        from .providers import openai_responses
+
+        return list(openai_responses.tools(snapshot, strict=strict))
+    if provider == "anthropic":
+        from .providers import anthropic
+
+        return list(anthropic.tools(snapshot))
+    if provider == "gemini":
+        from .providers import gemini
+
+        return [tool.model_dump(mode="json", exclude_none=True) for tool in gemini.tools(snapshot)]  # type: ignore[union-attr]
+    raise ConfigurationError(f"--provider {provider!r} is not one of {', '.join(PROVIDERS)}")
+
+
+@app.command()
+def export(
+    provider: Annotated[str, typer.Option("--provider", "-p", help=f"One of: {', '.join(PROVIDERS)}.")] = "openai",
+    strict: Annotated[bool, typer.Option("--strict", help="OpenAI strict mode where the schema allows it.")] = False,
+    module: ModuleOption = None,
+    config: ConfigOption = None,
+) -> None:
+    """Print the catalog's tool declarations as the provider's JSON (what ``tools=`` takes)."""
+
+    async def run() -> list[Any]:
+        async with _open_registry(module, config) as registry:
+            return export_tools(registry, provider, strict=strict)
+
+    try:
+        declarations = anyio.run(run)
+    except ToolmeshError as exc:
+        _fail(exc)
+        return
+    print(json.dumps(declarations, indent=2, ensure_ascii=False))
 
 
 def main() -> None:
