@@ -19,7 +19,7 @@ import anyio
 from opentelemetry import trace
 from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 
-from .context import ToolContext, new_call_id
+from .context import ToolContext
 from .entries import Entry
 from .errors import ErrorKind, ToolExecutionError
 from .output import OutputConversionError, ToolOutput
@@ -143,10 +143,7 @@ def execute(
     A plain function handing back the coroutine of the call, so an untraced dispatch
     has one coroutine layer less.
     """
-    if ctx is None:  # positional: the dataclass __init__ with keywords and default factories costs 2x
-        call_ctx: ToolContext[Any] = ToolContext(new_call_id(), None, {}, None, None, None, None, None, row.name)
-    else:
-        call_ctx = ctx.fork(row.name)
+    call_ctx = ToolContext.for_call(ctx, row.name)
     tracer = settings.tracer()
     if tracer is None:
         return _execute(row, arguments, call_ctx, settings)

@@ -86,6 +86,14 @@ class ToolContext(Generic[DepsT]):
             tool_name,
         )
 
+    @staticmethod
+    def for_call(ctx: ToolContext[Any] | None, tool_name: str) -> ToolContext[Any]:
+        """The context one dispatched call gets: a fork of the host's, or a new one with a fresh id."""
+        if ctx is not None:
+            return ctx.fork(tool_name)
+        # positional: the dataclass __init__ with keywords and default factories costs twice as much
+        return ToolContext(new_call_id(), None, {}, None, None, None, None, None, tool_name)
+
     def __repr__(self) -> str:
         return (
             f"ToolContext(call_id={self.call_id!r}, tool_name={self.tool_name!r}, "

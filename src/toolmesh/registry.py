@@ -18,7 +18,7 @@ from opentelemetry import trace
 
 from ._execution import DispatchSettings, execute, guarded, open_span, record_outcome
 from .capabilities import ToolCapabilities
-from .context import ToolContext
+from .context import ToolContext, new_call_id
 from .definition import ToolDefinition
 from .entries import DynamicEntry, DynamicHandler, Entry, HostedEntry, McpEntry, NativeEntry
 from .errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError, ToolNotFoundError
@@ -111,7 +111,7 @@ class _Catalog:
     def _not_found(self, name: str, ctx: ToolContext[Any] | None) -> ToolResult:
         missing = ToolNotFoundError(name, self._rows)
         error = ToolExecutionError(str(missing), kind=ErrorKind.NOT_FOUND)
-        call_id = ctx.call_id if ctx is not None else ToolContext().call_id
+        call_id = ctx.call_id if ctx is not None else new_call_id()
         return ToolResult.failure(call_id, name, "unknown", error)
 
 
@@ -710,7 +710,7 @@ class ToolRegistry(_Catalog):
                 f"{label} is not registered in this registry; call registry.register({label}) first",
                 kind=ErrorKind.NOT_FOUND,
             )
-        call_ctx = ToolContext(tool_name=row.name) if ctx is None else ctx.fork(row.name)
+        call_ctx = ToolContext.for_call(ctx, row.name)
         native = row.tool
         tracer = self._settings.tracer()
         if tracer is None:

@@ -9,7 +9,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from .errors import ToolExecutionError
+from .errors import ErrorKind, ToolExecutionError
 from .output import Text, ToolOutput
 
 __all__ = [
@@ -108,8 +108,6 @@ class ToolResult:
         output: ToolOutput | None = None,
     ) -> ToolResult:
         """A failed (or, for kind ``refused``, refused) result showing the error's model feedback."""
-        from .errors import ErrorKind
-
         disposition = Disposition.REFUSED if error.kind is ErrorKind.REFUSED else Disposition.FAILED
         return cls(
             call_id,

@@ -37,7 +37,7 @@ from mcp.shared.exceptions import MCPError
 from ..context import ToolContext
 from ..errors import ErrorKind, ServerConnectionError, ToolExecutionError
 from ..output import ToolOutput
-from ..result import MCP_ARGUMENTS, MCP_META, MCP_RESULT, MCP_SERVER_LABEL, MCP_WIRE_NAME
+from ..result import MCP_ARGUMENTS, MCP_META, MCP_RESULT
 from . import _errors, convert
 from ._session import Session
 from .catalog import discover_tools
@@ -300,9 +300,7 @@ class McpConnection:
                 the server no longer offers the tool, ``unavailable`` when the session is
                 lost, and the mapped kind of any other failure.
         """
-        metadata = ctx.metadata
-        metadata[MCP_SERVER_LABEL] = self.label
-        metadata[MCP_WIRE_NAME] = entry.wire_name
+        metadata = ctx.metadata  # the row already recorded the server label and wire name
         metadata[MCP_ARGUMENTS] = arguments
         session = await self._live()
         client = session.client
