@@ -37,6 +37,16 @@ DEFAULT_CALL_TIMEOUT = 60.0
 """Seconds allowed for one ``tools/call`` before it fails with kind ``timeout``."""
 DEFAULT_MAX_PAGES = 100
 """Pages of ``tools/list`` read before discovery gives up (10,000 tools at 100 a page)."""
+DEFAULT_MAX_TOOLS = 1_000
+"""Tools one server may list; more fails discovery (or keeps the first ones, see ``on_too_many_tools``)."""
+DEFAULT_MAX_DESCRIPTION_CHARS = 16_384
+"""Characters of one tool's description; a longer one fails discovery of that server."""
+DEFAULT_MAX_SCHEMA_BYTES = 262_144
+"""Bytes of one tool's input or output schema (as compact JSON); a larger one fails discovery."""
+DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024
+"""Bytes of one ``tools/call`` result (8 MiB); a larger one fails as ``upstream_error``."""
+DEFAULT_MAX_PRESENTATION_CHARS = 100_000
+"""Characters of one text block shown to the model; a longer one is truncated with a note."""
 
 _LABEL = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _EMPTY: Mapping[str, str] = MappingProxyType({})
@@ -94,6 +104,13 @@ class McpServerOptions(TypedDict, total=False):
     exclude: Sequence[str] | str
     max_pages: int
     allow_insecure_http: bool
+    validate_arguments: bool
+    max_tools: int
+    on_too_many_tools: Literal["error", "keep_first"]
+    max_description_chars: int
+    max_schema_bytes: int
+    max_result_bytes: int
+    max_presentation_chars: int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -145,6 +162,20 @@ class McpServer:
     """The most pages of ``tools/list`` read at connect; more is a discovery error."""
     allow_insecure_http: bool = False
     """Allow a plain ``http://`` URL to a host that is not loopback."""
+    validate_arguments: bool = True
+    """Check the model's arguments against the tool's ``inputSchema`` before sending the call."""
+    max_tools: int = DEFAULT_MAX_TOOLS
+    """The most tools this server may list (after all pages)."""
+    on_too_many_tools: Literal["error", "keep_first"] = "error"
+    """Over ``max_tools``: fail discovery, or keep the first ``max_tools`` with a warning."""
+    max_description_chars: int = DEFAULT_MAX_DESCRIPTION_CHARS
+    """The longest tool description accepted at discovery."""
+    max_schema_bytes: int = DEFAULT_MAX_SCHEMA_BYTES
+    """The largest input or output schema (compact JSON bytes) accepted at discovery."""
+    max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    """The largest ``tools/call`` result accepted; more fails as ``upstream_error``."""
+    max_presentation_chars: int | None = DEFAULT_MAX_PRESENTATION_CHARS
+    """Text blocks longer than this are truncated in what the model is shown (the output keeps all); None: no bound."""
 
     def __post_init__(self) -> None:
         label = self.label
@@ -190,7 +221,9 @@ class McpServer:
             env: Environment variables set over the default environment.
             cwd: The working directory of the child process.
             **options: ``timeout``, ``call_timeout``, ``prefix``, ``aliases``, ``include``,
-                ``exclude``, ``max_pages``.
+                ``exclude``, ``max_pages`` and the limits (``validate_arguments``, ``max_tools``,
+                ``on_too_many_tools``, ``max_description_chars``, ``max_schema_bytes``,
+                ``max_result_bytes``, ``max_presentation_chars``).
 
         Raises:
             ServerConfigError: naming the bad key and the fix.
@@ -226,7 +259,7 @@ class McpServer:
             headers: Headers sent with every request, e.g. ``{"Authorization": "Bearer ..."}``.
             auth: An ``httpx2.Auth`` for the HTTP client (e.g. the SDK's OAuth provider).
             **options: ``timeout``, ``call_timeout``, ``prefix``, ``aliases``, ``include``,
-                ``exclude``, ``max_pages``, ``allow_insecure_http``.
+                ``exclude``, ``max_pages``, ``allow_insecure_http`` and the limits (as for ``stdio``).
 
         Raises:
             ServerConfigError: naming the bad key and the fix.
@@ -325,6 +358,13 @@ class McpServer:
             "exclude": (),
             "max_pages": DEFAULT_MAX_PAGES,
             "allow_insecure_http": False,
+            "validate_arguments": True,
+            "max_tools": DEFAULT_MAX_TOOLS,
+            "on_too_many_tools": "error",
+            "max_description_chars": DEFAULT_MAX_DESCRIPTION_CHARS,
+            "max_schema_bytes": DEFAULT_MAX_SCHEMA_BYTES,
+            "max_result_bytes": DEFAULT_MAX_RESULT_BYTES,
+            "max_presentation_chars": DEFAULT_MAX_PRESENTATION_CHARS,
         }
         for name, default in defaults.items():
             value = getattr(self, name)
@@ -424,10 +464,18 @@ class McpServer:
             if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < math.inf):
                 raise self._error(key, f"must be a positive number of seconds, not {value!r}")
             self._set(key, float(value))
-        if not isinstance(self.prefix, bool):
-            raise self._error("prefix", f"must be true or false, not {self.prefix!r}")
-        if isinstance(self.max_pages, bool) or not isinstance(self.max_pages, int) or self.max_pages < 1:
-            raise self._error("max_pages", f"must be a whole number of at least 1, not {self.max_pages!r}")
+        for key in ("max_pages", "max_tools", "max_description_chars", "max_schema_bytes", "max_result_bytes"):
+            value = getattr(self, key)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise self._error(key, f"must be a whole number of at least 1, not {value!r}")
+        chars = self.max_presentation_chars
+        if chars is not None and (isinstance(chars, bool) or not isinstance(chars, int) or chars < 1):
+            raise self._error("max_presentation_chars", f"must be a whole number of at least 1 or None, not {chars!r}")
+        for key in ("prefix", "validate_arguments"):
+            if not isinstance(getattr(self, key), bool):
+                raise self._error(key, f"must be true or false, not {getattr(self, key)!r}")
+        if self.on_too_many_tools not in ("error", "keep_first"):
+            raise self._error("on_too_many_tools", f"must be 'error' or 'keep_first', not {self.on_too_many_tools!r}")
         self._set("aliases", _string_map(self, "aliases", self.aliases, secret=False))
         for raw, alias in self.aliases.items():
             if not alias:
@@ -567,6 +615,20 @@ _FIELDS = {
     "max_pages": "max_pages",
     "allowInsecureHttp": "allow_insecure_http",
     "allow_insecure_http": "allow_insecure_http",
+    "validateArguments": "validate_arguments",
+    "validate_arguments": "validate_arguments",
+    "maxTools": "max_tools",
+    "max_tools": "max_tools",
+    "onTooManyTools": "on_too_many_tools",
+    "on_too_many_tools": "on_too_many_tools",
+    "maxDescriptionChars": "max_description_chars",
+    "max_description_chars": "max_description_chars",
+    "maxSchemaBytes": "max_schema_bytes",
+    "max_schema_bytes": "max_schema_bytes",
+    "maxResultBytes": "max_result_bytes",
+    "max_result_bytes": "max_result_bytes",
+    "maxPresentationChars": "max_presentation_chars",
+    "max_presentation_chars": "max_presentation_chars",
 }
 # Keys other clients keep in the same file that only concern their approval UI.
 _IGNORED = frozenset({"autoApprove", "alwaysAllow"})
@@ -788,6 +850,13 @@ _JSON_TYPES: Mapping[str, tuple[tuple[type, ...], str]] = {
     "exclude": ((list, str), "an array of glob patterns"),
     "max_pages": ((int,), "a whole number"),
     "allow_insecure_http": ((bool,), "true or false"),
+    "validate_arguments": ((bool,), "true or false"),
+    "max_tools": ((int,), "a whole number"),
+    "on_too_many_tools": ((str,), '"error" or "keep_first"'),
+    "max_description_chars": ((int,), "a whole number"),
+    "max_schema_bytes": ((int,), "a whole number"),
+    "max_result_bytes": ((int,), "a whole number"),
+    "max_presentation_chars": ((int, type(None)), "a whole number or null"),
 }
 
 
