@@ -13,14 +13,14 @@ import json
 from . import _arguments
 from .calls import ToolCall
 from .entries import DynamicEntry, Entry, NativeEntry
-from .errors import ErrorKind, ToolExecutionError, ToolNotFoundError
+from .errors import ErrorKind, ToolExecutionError
 from .hooks import InvalidCall, InvalidCallKind
 from .registry import ToolSnapshot
 
 
 def unknown_name(snapshot: ToolSnapshot, call: ToolCall) -> InvalidCall:
     """The problem of a call whose name no row of ``snapshot`` has."""
-    missing = ToolNotFoundError(call.name, snapshot.names())
+    missing = snapshot._missing(call.name)
     error = ToolExecutionError(str(missing), kind=ErrorKind.NOT_FOUND)
     return InvalidCall(InvalidCallKind.UNKNOWN_NAME, error, None, missing.suggestions)
 

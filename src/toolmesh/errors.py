@@ -18,10 +18,12 @@ it on a failed ``ToolResult`` instead of raising; ``raise_for_error()`` and
 
 from __future__ import annotations
 
-import difflib
+import reprlib
 from collections.abc import Iterable
 from enum import StrEnum
 from typing import Any
+
+from ._suggest import NameIndex
 
 __all__ = [
     "ConfigurationError",
@@ -127,19 +129,33 @@ class UnsupportedContentError(ToolmeshError, ValueError):
 
 
 class ToolNotFoundError(ToolmeshError, KeyError):
-    """A name that no row of the registry (or snapshot) has."""
+    """A name that no row of the registry (or snapshot) has.
 
-    def __init__(self, name: str, known: Iterable[str] = ()) -> None:
+    ``name`` is what was asked for, as given (a call's name may be anything a model
+    or a host sends, not only a string); ``suggestions`` are up to three close names.
+    """
+
+    def __init__(self, name: object, known: Iterable[str] | NameIndex = ()) -> None:
         self.name = name
-        self.suggestions = tuple(difflib.get_close_matches(name, list(known), n=3, cutoff=0.7))
+        index = known if isinstance(known, NameIndex) else NameIndex(known)
+        self.suggestions = index.suggest(name)
         super().__init__(_not_found_text(name, self.suggestions))
 
     def __str__(self) -> str:
         return str(self.args[0])
 
 
-def _not_found_text(name: str, suggestions: tuple[str, ...]) -> str:
-    text = f"Unknown tool {name!r}."
+_SHOWN_NAME = 80
+"""Characters of an unknown name repeated in the message; a longer name is cut."""
+
+
+def _not_found_text(name: object, suggestions: tuple[str, ...]) -> str:
+    if not isinstance(name, str):
+        return f"Unknown tool: a tool name is a string, got {type(name).__name__} {reprlib.repr(name)}."
+    if len(name) > _SHOWN_NAME:
+        text = f"Unknown tool {name[:_SHOWN_NAME]!r}... (a name of {len(name)} characters)."
+    else:
+        text = f"Unknown tool {name!r}."
     if suggestions:
         text += " Did you mean " + " or ".join(repr(s) for s in suggestions) + "?"
     return text

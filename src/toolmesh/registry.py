@@ -17,6 +17,7 @@ import anyio.abc
 from opentelemetry import trace
 
 from ._execution import DispatchSettings, execute, guarded, open_span, record_outcome
+from ._suggest import NameIndex
 from .capabilities import ToolCapabilities
 from .context import ToolContext, new_call_id
 from .definition import ToolDefinition
@@ -59,6 +60,8 @@ class _Catalog:
 
     _rows: dict[str, Entry]
     _settings: DispatchSettings
+    _name_index: NameIndex | None = None
+    """The names, indexed for suggestions; None until asked for, and again after any change."""
 
     def entries(self) -> list[Entry]:
         """The rows, in stable catalog order."""
@@ -73,23 +76,34 @@ class _Catalog:
         return [row.definition for row in self._rows.values()]
 
     def get(self, name: str) -> Entry | None:
-        """The row named ``name``, or None."""
-        return self._rows.get(name)
+        """The row named ``name``, or None (also for a name that is not a string)."""
+        return self._rows.get(name) if isinstance(name, str) else None
 
     def __getitem__(self, name: str) -> Entry:
-        try:
-            return self._rows[name]
-        except KeyError:
-            raise ToolNotFoundError(name, self._rows) from None
+        row = self.get(name)
+        if row is None:
+            raise self._missing(name)
+        return row
 
     def __contains__(self, name: object) -> bool:
-        return name in self._rows
+        return isinstance(name, str) and name in self._rows
 
     def __len__(self) -> int:
         return len(self._rows)
 
     def __iter__(self) -> Iterator[Entry]:
         return iter(list(self._rows.values()))
+
+    def _missing(self, name: object) -> ToolNotFoundError:
+        """The error for a name no row has, with close names of this catalog suggested.
+
+        The names are indexed once per catalog version, so this costs well under a
+        millisecond even with tens of thousands of rows.
+        """
+        index = self._name_index
+        if index is None:
+            index = self._name_index = NameIndex(self._rows)
+        return ToolNotFoundError(name, index)
 
     async def dispatch(
         self,
@@ -100,27 +114,34 @@ class _Catalog:
         """Run the model's call of ``name`` and return its result; never raises for a bad call.
 
         ``arguments`` is JSON text, a mapping or None (absent, empty and ``null`` mean
-        ``{}``). An unknown name, bad arguments, a timeout or a failing tool each give a
-        failed ``ToolResult``; only cancellation of the awaiting task propagates.
+        ``{}``). An unknown name (or one that is not a string), bad arguments, a timeout
+        or a failing tool each give a failed ``ToolResult``; only cancellation of the
+        awaiting task propagates.
         """
-        row = self._rows.get(name)
-        if row is None:
+        try:
+            row = self._rows.get(name)
+        except TypeError:  # an unhashable name, e.g. a list
+            row = None
+        if row is None or not isinstance(name, str):
             return self._not_found(name, ctx)
         return await execute(row, arguments, ctx, self._settings)
 
-    def _not_found(self, name: str, ctx: ToolContext[Any] | None) -> ToolResult:
-        missing = ToolNotFoundError(name, self._rows)
+    def _not_found(self, name: object, ctx: ToolContext[Any] | None) -> ToolResult:
+        missing = self._missing(name)
         error = ToolExecutionError(str(missing), kind=ErrorKind.NOT_FOUND)
         call_id = ctx.call_id if ctx is not None else new_call_id()
-        return ToolResult.failure(call_id, name, "unknown", error)
+        return ToolResult.failure(call_id, name if isinstance(name, str) else "", "unknown", error)
 
 
 class ToolSnapshot(_Catalog):
     """A frozen set of rows: keeps dispatching exactly what it captured."""
 
-    def __init__(self, rows: Mapping[str, Entry], settings: DispatchSettings) -> None:
+    def __init__(
+        self, rows: Mapping[str, Entry], settings: DispatchSettings, name_index: NameIndex | None = None
+    ) -> None:
         self._rows = dict(rows)
         self._settings = settings
+        self._name_index = name_index
 
     def __repr__(self) -> str:
         return f"ToolSnapshot({len(self._rows)} rows)"
@@ -235,6 +256,7 @@ class ToolRegistry(_Catalog):
             self._rebuild()
         else:
             self._rows[row.name] = row
+            self._name_index = None
         if isinstance(row, NativeEntry):
             self._by_function[id(row.tool)] = row
             self._by_function[id(row.tool.fn)] = row
@@ -383,6 +405,7 @@ class ToolRegistry(_Catalog):
         """
         row = self[name]
         del self._rows[name]
+        self._name_index = None
         if isinstance(row, McpEntry):
             self._servers[row.server][1].pop(name, None)
         else:
@@ -399,6 +422,7 @@ class ToolRegistry(_Catalog):
         for _, server_rows in self._servers.values():
             rows.update(server_rows)
         self._rows = rows
+        self._name_index = None
 
     def _drop_server(self, label: str) -> McpConnection:
         connection, _ = self._servers.pop(label)
@@ -657,11 +681,14 @@ class ToolRegistry(_Catalog):
             ToolNotFoundError: when ``active`` names a row that does not exist.
         """
         if active is None:
-            return ToolSnapshot(self._rows, self._settings)
+            if self._name_index is None:
+                self._name_index = NameIndex(self._rows)
+            # same names, same index: it is built at most once per catalog version
+            return ToolSnapshot(self._rows, self._settings, self._name_index)
         wanted = set(active)
         for name in wanted:
             if name not in self._rows:
-                raise ToolNotFoundError(name, self._rows)
+                raise self._missing(name)
         return ToolSnapshot({n: r for n, r in self._rows.items() if n in wanted}, self._settings)
 
     # -- typed direct calls -------------------------------------------------------

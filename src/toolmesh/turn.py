@@ -366,7 +366,8 @@ class _Turn:
             case SkipWith():
                 return call, _skipped(call, kind, decision.action)
             case Fail(feedback=feedback):
-                result = failed if failed is not None else ToolResult.failure(call.id, call.name, kind, problem.error)
+                name = call.name if isinstance(call.name, str) else ""  # a model may send any JSON as a name
+                result = failed if failed is not None else ToolResult.failure(call.id, name, kind, problem.error)
                 if feedback is not None and result.error is not None:
                     error = result.error.with_model_feedback(feedback)
                     result = replace(result, error=error, presentation=ToolOutput.text(feedback))
