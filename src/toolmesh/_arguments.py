@@ -7,6 +7,7 @@ row is a Python function, a dynamic tool or an MCP server's tool.
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import Mapping
 from typing import Any
 
@@ -150,3 +151,76 @@ def describe_parameters(parameters: Mapping[str, Any]) -> str:
         flag = ", required" if name in required else ""
         parts.append(f"{name} ({_type_of(schema, defs) if isinstance(schema, Mapping) else 'any'}{flag})")
     return ", ".join(parts)
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"arguments hold {name}, which JSON does not allow")
+
+
+def _too_large(exc: ValueError) -> bool:
+    return "integer string conversion" in str(exc)
+
+
+def _digits() -> str:
+    return f"an integer with more than {sys.get_int_max_str_digits()} digits"
+
+
+def decode_json(text: str) -> Any:
+    """Parse arguments JSON text; every way it can fail is a ``ValueError`` saying what was wrong.
+
+    Stricter than ``json.loads`` where JSON is: ``NaN`` and ``Infinity`` are refused.
+    Text nested too deeply for the parser, or holding an integer Python will not
+    convert (more than ``sys.get_int_max_str_digits()`` digits), is refused with that
+    reason instead of a ``RecursionError`` or the interpreter's advice.
+
+    Raises:
+        ValueError: with a message the model can act on.
+    """
+    try:
+        return json.loads(text, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
+    except RecursionError:
+        raise ValueError("arguments are nested too deeply to parse") from None
+    except ValueError as exc:
+        if _too_large(exc):
+            raise ValueError(f"arguments hold {_digits()}") from None
+        raise
+
+
+def _plain(value: object) -> Any:
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, tuple):
+        return list(value)
+    raise TypeError(f"a value of type {type(value).__name__} is not JSON")
+
+
+def encode_json(value: object) -> str:
+    """Canonical JSON text of arguments: compact, keys sorted, always valid JSON that UTF-8 can carry.
+
+    Mappings and tuples are taken as objects and arrays. Lone surrogates in strings
+    are written as ``\\ud800`` escapes, so the text can be encoded.
+
+    Raises:
+        ValueError: for values JSON cannot carry (NaN, Infinity, too many digits, too
+            deep, not JSON types, keys that cannot be sorted), saying which.
+    """
+    options: dict[str, Any] = {"separators": (",", ":"), "sort_keys": True, "allow_nan": False, "default": _plain}
+    try:
+        text = json.dumps(value, ensure_ascii=False, **options)
+    except RecursionError:
+        raise ValueError("arguments are nested too deeply to encode as JSON") from None
+    except ValueError as exc:
+        if _too_large(exc):
+            raise ValueError(f"arguments hold {_digits()}") from None
+        if "Out of range float" in str(exc):
+            raise ValueError("arguments hold NaN or Infinity, which JSON does not allow") from None
+        raise ValueError(f"arguments cannot be encoded as JSON ({exc})") from None
+    except TypeError as exc:
+        raise ValueError(f"arguments cannot be encoded as JSON ({exc})") from None
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        text = json.dumps(value, ensure_ascii=True, **options)
+    return text

@@ -8,8 +8,6 @@ its ``invalid_arguments`` answer reaches the invalid-call path after dispatch.
 
 from __future__ import annotations
 
-import json
-
 from . import _arguments
 from .calls import ToolCall
 from .entries import DynamicEntry, Entry, NativeEntry
@@ -28,7 +26,7 @@ def unknown_name(snapshot: ToolSnapshot, call: ToolCall) -> InvalidCall:
 def unparsed_arguments(entry: Entry, call: ToolCall, problem: str) -> InvalidCall:
     """The problem of a call whose provider arguments did not parse into an object."""
     try:
-        json.loads(call.arguments)
+        _arguments.decode_json(call.arguments)
     except ValueError:
         kind = InvalidCallKind.INVALID_JSON
     else:

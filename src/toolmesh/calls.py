@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
-import json
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
+
+from . import _arguments
 
 __all__ = ["ToolCall"]
 
@@ -35,20 +37,24 @@ class ToolCall:
 
     @classmethod
     def from_arguments(cls, id: str, name: str, arguments: Any) -> ToolCall:
-        """Build a call from JSON text, a mapping or None; bad JSON becomes ``problem``, not an exception."""
+        """Build a call from JSON text, a mapping or None; bad arguments become ``problem``, never an exception.
+
+        Text that is not JSON, nests too deeply, holds NaN or an integer of thousands of
+        digits, and values JSON cannot carry all give a call whose ``problem`` says so.
+        """
         if arguments is None or (isinstance(arguments, str) and arguments.strip() in ("", "null")):
             return cls(id, name, "{}")
         if isinstance(arguments, str):
             try:
-                value = json.loads(arguments)
-            except json.JSONDecodeError as exc:
-                return cls(id, name, arguments, f"arguments are not valid JSON ({exc.msg} at position {exc.pos})")
+                value = _arguments.decode_json(arguments)
+            except ValueError as exc:
+                return cls(id, name, arguments, str(exc))
         else:
             value = arguments
         try:
-            text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-        except (TypeError, ValueError) as exc:
-            return cls(id, name, repr(type(arguments)), f"arguments cannot be encoded as JSON ({exc})")
-        if not isinstance(value, dict):
+            text = _arguments.encode_json(value)
+        except ValueError as exc:
+            return cls(id, name, repr(type(arguments)), str(exc))
+        if not isinstance(value, Mapping):
             return cls(id, name, text, "arguments must be a JSON object of named parameters")
         return cls(id, name, text)

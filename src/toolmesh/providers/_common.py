@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, TypeAlias
 
 from ..calls import ToolCall
@@ -133,10 +133,14 @@ def plain(value: Any) -> Any:
 _GENERATED_PREFIX = "toolmesh-"
 
 
-def generated_id(provider: str, index: int, name: str, arguments: object) -> str:
-    """A deterministic id for a call the provider sent without one: same response, same ids."""
-    seed = json.dumps([name, arguments], sort_keys=True, default=repr)
-    digest = hashlib.sha256(seed.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+def generated_id(provider: str, index: int, name: str, arguments: str) -> str:
+    """A deterministic id for a call the provider sent without one: same response, same ids.
+
+    ``arguments`` is the call's arguments text (``ToolCall.arguments``), so any
+    arguments, even ones that are not JSON, give an id.
+    """
+    seed = json.dumps([name, arguments])
+    digest = hashlib.sha256(seed.encode("ascii")).hexdigest()[:8]
     return f"{_GENERATED_PREFIX}{provider}-{index}-{digest}"
 
 
@@ -148,13 +152,15 @@ def is_generated_id(call_id: str, provider: str) -> bool:
 def make_call(call_id: object, name: object, arguments: object, *, provider: str, index: int) -> ToolCall:
     """One ``ToolCall`` from a provider's id, name and arguments (JSON text or a mapping).
 
-    Arguments that are not JSON become an invalid call (``problem`` set), never an error.
-    A missing id is replaced by a deterministic one (``generated_id``).
+    Arguments that are not JSON, or JSON that cannot be used, become an invalid call
+    (``problem`` set), never an error. A missing id is replaced by a deterministic one
+    (``generated_id``).
     """
     tool_name = name if isinstance(name, str) else ""
-    if not isinstance(call_id, str) or not call_id:
-        call_id = generated_id(provider, index, tool_name, arguments)
-    return ToolCall.from_arguments(call_id, tool_name, arguments)
+    if isinstance(call_id, str) and call_id:
+        return ToolCall.from_arguments(call_id, tool_name, arguments)
+    call = ToolCall.from_arguments("", tool_name, arguments)
+    return replace(call, id=generated_id(provider, index, tool_name, call.arguments))
 
 
 def schemas_of(source: ToolSource | None) -> dict[str, Mapping[str, Any]] | None:

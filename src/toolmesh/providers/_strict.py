@@ -17,11 +17,11 @@ Reference: https://platform.openai.com/docs/guides/structured-outputs#supported-
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
 
+from .._arguments import decode_json
 from ._common import plain
 
 __all__ = ["drop_optional_nulls", "repair_arguments", "strict_parameters"]
@@ -272,8 +272,8 @@ def repair_arguments(name: object, arguments: object, schemas: Mapping[str, Mapp
     value = arguments
     if isinstance(arguments, str):
         try:
-            value = json.loads(arguments)
-        except json.JSONDecodeError:
+            value = decode_json(arguments)
+        except ValueError:
             return arguments
     if not isinstance(value, dict):
         return arguments
