@@ -122,7 +122,7 @@ def test_pdfs_become_documents_and_audio_is_refused() -> None:
 def test_invalid_names_and_other_providers_hosted_tools_are_refused() -> None:
     long_name = "x" * 129
     with pytest.raises(UnsupportedToolError, match="anthropic"):
-        claude.tools([ToolDefinition(long_name, "", {"type": "object", "properties": {}})])
+        claude.tools([ToolDefinition(long_name, "", {"type": "object", "properties": {}})], invalid_names="raise")
     registry = ToolRegistry()
     registry.register_hosted("code", {"type": "code_execution"}, provider="gemini")
     with pytest.raises(UnsupportedToolError, match="'gemini'"):

@@ -109,7 +109,7 @@ def test_structured_output_is_sent_as_json_and_audio_is_refused() -> None:
 
 def test_refusals() -> None:
     with pytest.raises(UnsupportedToolError, match="gemini"):
-        gemini.tools([ToolDefinition("1st-tool", "", {"type": "object", "properties": {}})])
+        gemini.tools([ToolDefinition("1st-tool", "", {"type": "object", "properties": {}})], invalid_names="raise")
     wrong = ToolRegistry()
     wrong.register_hosted("web_search", {"type": "web_search"}, provider="openai")
     with pytest.raises(UnsupportedToolError, match="'openai'"):

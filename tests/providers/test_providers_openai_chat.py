@@ -147,7 +147,7 @@ def test_a_schema_that_cannot_be_strict_is_sent_without_strict() -> None:
 
 def test_invalid_names_and_hosted_rows_are_refused() -> None:
     with pytest.raises(UnsupportedToolError, match=r"NamePolicy\(provider='openai'\)") as caught:
-        chat.tools([ToolDefinition("docs.search", "", {"type": "object", "properties": {}})])
+        chat.tools([ToolDefinition("docs.search", "", {"type": "object", "properties": {}})], invalid_names="raise")
     assert "'docs_search'" in str(caught.value)
     registry = ToolRegistry()
     registry.register_hosted("web_search", {"type": "web_search"}, provider="openai")

@@ -2,7 +2,8 @@
 
 Every module has the same three verbs::
 
-    tools(catalog)               -> the provider's tool declarations
+    tools(catalog)               -> the provider's tool declarations (a row whose name the
+                                    provider rejects is left out, with a warning)
     parse_tool_calls(response)   -> list[ToolCall]
     tool_results(results)        -> the message(s) or parts that carry results back
 
@@ -15,6 +16,6 @@ and read plain dicts of the SDK's shapes).
 
 from __future__ import annotations
 
-from ._common import ToolSource, UnsupportedContentError, UnsupportedToolError
+from ._common import InvalidNames, ToolSource, UnsupportedContentError, UnsupportedToolError, rejected_names
 
-__all__ = ["ToolSource", "UnsupportedContentError", "UnsupportedToolError"]
+__all__ = ["InvalidNames", "ToolSource", "UnsupportedContentError", "UnsupportedToolError", "rejected_names"]

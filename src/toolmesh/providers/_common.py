@@ -8,9 +8,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any, TypeAlias
+from typing import Any, Literal, TypeAlias
 
 from ..calls import ToolCall
 from ..definition import ToolDefinition
@@ -27,15 +28,18 @@ __all__ = [
     "ToolSource",
     "UnsupportedContentError",
     "UnsupportedToolError",
+    "InvalidNames",
     "check_hosted",
-    "check_name",
     "collect",
+    "declares",
     "generated_id",
     "get",
     "is_error",
     "is_generated_id",
     "make_call",
+    "name_problem",
     "plain",
+    "rejected_names",
     "render",
     "result_text",
     "schemas_of",
@@ -45,6 +49,8 @@ __all__ = [
 ToolSource: TypeAlias = Iterable[ToolDefinition | Entry]
 """What ``tools()`` accepts: a ``ToolRegistry``, a ``ToolSnapshot`` (both iterate over
 their rows), or any iterable of rows or ``ToolDefinition``s."""
+
+logger = logging.getLogger("toolmesh.providers")
 
 _ROW_TYPES = (NativeEntry, McpEntry, DynamicEntry, HostedEntry)
 
@@ -88,21 +94,70 @@ def collect(source: ToolSource) -> list[ToolDefinition | HostedEntry]:
     return items
 
 
-def check_name(name: str, provider: str, api: str) -> str:
-    """Return ``name`` when the provider's rule accepts it.
+InvalidNames: TypeAlias = Literal["skip", "raise"]
+"""What ``tools()`` does with a row whose name the provider rejects: leave it out with a
+warning (``"skip"``, the default), or raise ``UnsupportedToolError`` (``"raise"``)."""
 
-    Raises:
-        UnsupportedToolError: naming the rule and the registry option that makes names valid.
-    """
+_WARNED_LIMIT = 4096
+_warned: set[tuple[str, str]] = set()
+"""(API, name) pairs already warned about: a catalog declared every turn warns once per process."""
+
+
+def name_problem(name: str, provider: str, api: str) -> str | None:
+    """Why the provider's rule rejects ``name`` and how to fix it, or None when it accepts it."""
     rule = PROVIDER_RULES[provider]
     if rule.matches(name):
-        return name
-    raise UnsupportedToolError(
+        return None
+    return (
         f"tool name {name!r} is not valid for {api}: it must match {rule.pattern}. Build the registry with "
         f"ToolRegistry(names=NamePolicy(provider={provider!r})) so model-visible names are made valid when rows "
-        f"are added (this one would become {rule.sanitize(name)!r}); toolmesh does not rename tools here, "
-        "because dispatch looks calls up by the registry's names"
+        f"are added (this one would become {rule.sanitize(name)!r}), or give the tool a shorter name or alias; "
+        "toolmesh does not rename tools here, because dispatch looks calls up by the registry's names"
     )
+
+
+def declares(definition: ToolDefinition, provider: str, api: str, invalid_names: InvalidNames) -> bool:
+    """Whether ``definition`` goes into the declarations: its name is valid for the provider.
+
+    A rejected name leaves only that row out, with one warning on the
+    ``toolmesh.providers`` logger naming it and the fix, or raises with ``"raise"``.
+
+    Raises:
+        UnsupportedToolError: for a rejected name when ``invalid_names="raise"``.
+    """
+    problem = name_problem(definition.name, provider, api)
+    if problem is None:
+        return True
+    if invalid_names == "raise":
+        raise UnsupportedToolError(problem)
+    warned = (api, definition.name)
+    if warned not in _warned:
+        if len(_warned) >= _WARNED_LIMIT:
+            _warned.clear()
+        _warned.add(warned)
+        logger.warning("%s. The tool is left out of the declarations.", problem[0].upper() + problem[1:])
+    return False
+
+
+def rejected_names(catalog: ToolSource, provider: str) -> dict[str, str]:
+    """The rows ``tools()`` leaves out for ``provider`` because its name rule rejects them.
+
+    Args:
+        catalog: What you would pass to ``tools()``.
+        provider: ``"openai"`` (Chat Completions and Responses), ``"anthropic"`` or ``"gemini"``.
+
+    Returns:
+        Each rejected name -> why, and how to make it valid; empty when every name is valid.
+    """
+    if provider not in PROVIDER_RULES:
+        raise ValueError(f"unknown provider {provider!r}; use one of {', '.join(sorted(PROVIDER_RULES))}")
+    problems: dict[str, str] = {}
+    for item in collect(catalog):
+        if isinstance(item, ToolDefinition):
+            problem = name_problem(item.name, provider, provider)
+            if problem is not None:
+                problems[item.name] = problem
+    return problems
 
 
 def check_hosted(row: HostedEntry, providers: Sequence[str], api: str) -> Mapping[str, Any]:

@@ -22,12 +22,13 @@ from ..calls import ToolCall
 from ..definition import ToolDefinition
 from ..result import ToolResult
 from ._common import (
+    InvalidNames,
     MediaPart,
     TextPart,
     ToolSource,
     check_hosted,
-    check_name,
     collect,
+    declares,
     get,
     is_error,
     make_call,
@@ -48,28 +49,31 @@ _DOCUMENT_TYPES = frozenset({"application/pdf"})
 _ImageType = Literal["image/jpeg", "image/png", "image/gif", "image/webp"]
 
 
-def tools(catalog: ToolSource) -> list[ToolUnionParam]:
+def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[ToolUnionParam]:
     """The ``tools=`` of ``messages.create``: client tools and Anthropic server tools, in catalog order.
 
     Args:
         catalog: A ``ToolRegistry``, a ``ToolSnapshot`` (what the turn will dispatch) or an
             iterable of rows or ``ToolDefinition``s.
+        invalid_names: A row whose name the Anthropic rule rejects is left out with a
+            warning (``"skip"``), so the others can still be declared; ``"raise"`` refuses
+            the whole catalog instead. ``rejected_names(catalog, "anthropic")`` lists them.
 
     Raises:
-        UnsupportedToolError: for a name the Anthropic rule rejects, or another provider's
-            hosted tool.
+        UnsupportedToolError: for another provider's hosted tool, or a rejected name with
+            ``invalid_names="raise"``.
     """
     declared: list[ToolUnionParam] = []
     for item in collect(catalog):
         if isinstance(item, ToolDefinition):
-            declared.append(_tool(item))
+            if declares(item, _PROVIDER, _API, invalid_names):
+                declared.append(_tool(item))
         else:
             declared.append(cast("ToolUnionParam", plain(check_hosted(item, (_PROVIDER,), _API))))
     return declared
 
 
 def _tool(definition: ToolDefinition) -> ToolParam:
-    check_name(definition.name, _PROVIDER, _API)
     tool: ToolParam = {"name": definition.name, "input_schema": plain(definition.parameters)}
     if definition.description:
         tool["description"] = definition.description

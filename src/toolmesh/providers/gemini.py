@@ -30,13 +30,14 @@ from ..definition import ToolDefinition
 from ..entries import HostedEntry
 from ..result import ToolResult
 from ._common import (
+    InvalidNames,
     MediaPart,
     TextPart,
     ToolSource,
     UnsupportedToolError,
     check_hosted,
-    check_name,
     collect,
+    declares,
     get,
     is_error,
     is_generated_id,
@@ -65,7 +66,7 @@ def _require_sdk() -> None:
         ) from exc
 
 
-def tools(catalog: ToolSource) -> list[types.ToolUnion]:
+def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[types.ToolUnion]:
     """The ``tools=`` of ``GenerateContentConfig``: one ``types.Tool`` holding every function
     declaration (in catalog order), then one ``types.Tool`` per hosted Gemini tool.
 
@@ -73,9 +74,13 @@ def tools(catalog: ToolSource) -> list[types.ToolUnion]:
     ``{"type": "google_search"}``, ``{"type": "code_execution"}``, or with settings,
     ``{"type": "google_search", "google_search": {...}}``.
 
+    A row whose name the Gemini rule rejects is left out with a warning
+    (``invalid_names="skip"``), so the others can still be declared; ``"raise"``
+    refuses the whole catalog instead. ``rejected_names(catalog, "gemini")`` lists them.
+
     Raises:
-        UnsupportedToolError: for a name the Gemini rule rejects, another provider's
-            hosted tool, or a hosted declaration ``types.Tool`` does not accept.
+        UnsupportedToolError: for another provider's hosted tool, a hosted declaration
+            ``types.Tool`` does not accept, or a rejected name with ``invalid_names="raise"``.
     """
     _require_sdk()
     from google.genai import types
@@ -84,7 +89,8 @@ def tools(catalog: ToolSource) -> list[types.ToolUnion]:
     hosted: list[types.Tool] = []
     for item in collect(catalog):
         if isinstance(item, ToolDefinition):
-            check_name(item.name, _PROVIDER, _API)
+            if not declares(item, _PROVIDER, _API, invalid_names):
+                continue
             functions.append(
                 types.FunctionDeclaration(
                     name=item.name,

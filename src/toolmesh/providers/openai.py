@@ -23,10 +23,11 @@ from ..calls import ToolCall
 from ..definition import ToolDefinition
 from ..result import ToolResult
 from ._common import (
+    InvalidNames,
     ToolSource,
     UnsupportedToolError,
-    check_name,
     collect,
+    declares,
     get,
     make_call,
     plain,
@@ -45,7 +46,9 @@ _API = "OpenAI Chat Completions"
 _PROVIDER = "openai"
 
 
-def tools(catalog: ToolSource, *, strict: bool = False) -> list[ChatCompletionFunctionToolParam]:
+def tools(
+    catalog: ToolSource, *, strict: bool = False, invalid_names: InvalidNames = "skip"
+) -> list[ChatCompletionFunctionToolParam]:
     """The ``tools=`` of ``chat.completions.create``: one function tool per row, in catalog order.
 
     Args:
@@ -68,12 +71,12 @@ def tools(catalog: ToolSource, *, strict: bool = False) -> list[ChatCompletionFu
                 "tools; declare it with toolmesh.providers.openai_responses, or leave it out of this turn "
                 "with registry.snapshot(active=[...])"
             )
-        declared.append({"type": "function", "function": _function(item, strict=strict)})
+        if declares(item, _PROVIDER, _API, invalid_names):
+            declared.append({"type": "function", "function": _function(item, strict=strict)})
     return declared
 
 
 def _function(definition: ToolDefinition, *, strict: bool) -> FunctionDefinition:
-    check_name(definition.name, _PROVIDER, _API)
     function: FunctionDefinition = {"name": definition.name, "parameters": plain(definition.parameters)}
     if definition.description:
         function["description"] = definition.description

@@ -22,12 +22,13 @@ from ..calls import ToolCall
 from ..definition import ToolDefinition
 from ..result import ToolResult
 from ._common import (
+    InvalidNames,
     Part,
     TextPart,
     ToolSource,
     check_hosted,
-    check_name,
     collect,
+    declares,
     get,
     make_call,
     plain,
@@ -49,7 +50,7 @@ _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 _FILE_TYPES = frozenset({"application/pdf"})
 
 
-def tools(catalog: ToolSource, *, strict: bool = False) -> list[ToolParam]:
+def tools(catalog: ToolSource, *, strict: bool = False, invalid_names: InvalidNames = "skip") -> list[ToolParam]:
     """The ``tools=`` of ``responses.create``: function tools and OpenAI hosted tools, in catalog order.
 
     Args:
@@ -60,22 +61,25 @@ def tools(catalog: ToolSource, *, strict: bool = False) -> list[ToolParam]:
             others with their schema unchanged and ``strict: false`` (the API's own
             default is strict, so ``strict`` is always sent). Pass the same catalog to
             ``parse_tool_calls`` so optional parameters sent as ``null`` are left out again.
+        invalid_names: A row whose name the OpenAI rule rejects is left out with a
+            warning (``"skip"``), so the others can still be declared; ``"raise"`` refuses
+            the whole catalog instead. ``rejected_names(catalog, "openai")`` lists them.
 
     Raises:
-        UnsupportedToolError: for a name the OpenAI rule rejects, or another provider's
-            hosted tool.
+        UnsupportedToolError: for another provider's hosted tool, or a rejected name with
+            ``invalid_names="raise"``.
     """
     declared: list[ToolParam] = []
     for item in collect(catalog):
         if isinstance(item, ToolDefinition):
-            declared.append(_function(item, strict=strict))
+            if declares(item, _PROVIDER, _API, invalid_names):
+                declared.append(_function(item, strict=strict))
         else:
             declared.append(cast("ToolParam", plain(check_hosted(item, (_PROVIDER,), _API))))
     return declared
 
 
 def _function(definition: ToolDefinition, *, strict: bool) -> FunctionToolParam:
-    check_name(definition.name, _PROVIDER, _API)
     schema = strict_parameters(definition.parameters, tool=definition.name) if strict else None
     tool: FunctionToolParam = {
         "type": "function",
