@@ -260,12 +260,12 @@ def _export_checks(rows: list[McpEntry]) -> None:
     """Every provider export of these rows works and declares only names its rule accepts."""
     definitions = [row.definition for row in rows]
     for provider, names in (
-        ("openai", [tool["function"]["name"] for tool in openai.tools(definitions)]),
-        ("openai", [tool["name"] for tool in openai_responses.tools(definitions)]),  # type: ignore[typeddict-item]
-        ("anthropic", [tool["name"] for tool in anthropic.tools(definitions)]),
+        ("openai", [item["function"]["name"] for item in openai.tools(definitions)]),
+        ("openai", [item["name"] for item in openai_responses.tools(definitions)]),  # type: ignore[typeddict-item]
+        ("anthropic", [item["name"] for item in anthropic.tools(definitions)]),
         (
             "gemini",
-            [f.name for tool in gemini.tools(definitions) for f in tool.function_declarations or ()],  # type: ignore[union-attr]
+            [f.name for item in gemini.tools(definitions) for f in item.function_declarations or ()],  # type: ignore[union-attr]
         ),
     ):
         rule = PROVIDER_RULES[provider]
