@@ -122,7 +122,7 @@ class _Catalog:
             row = self._rows.get(name)
         except TypeError:  # an unhashable name, e.g. a list
             row = None
-        if row is None or not isinstance(name, str):
+        if row is None:
             return self._not_found(name, ctx)
         return await execute(row, arguments, ctx, self._settings)
 
