@@ -12,7 +12,8 @@ rows and 20 of them stalled the event loop for 30 s. This prints, for a catalog 
    catalog changed, once per catalog version);
 2. the cost per unknown name afterwards, through ``ToolSnapshot.dispatch``, for typos,
    dropped server prefixes and names with no close match (best of 3 rounds);
-3. a turn of 20 unknown calls at once through ``run_tool_calls``;
+3. a turn of 20 unknown calls at once through ``run_tool_calls``, then the same turn
+   right after the catalog changed (the index is built again inside it);
 4. for reference, ``difflib.get_close_matches`` over all the names for one query.
 """
 
@@ -83,6 +84,12 @@ async def _main(rows: int, calls: int) -> None:
     start = time.perf_counter()
     await run_tool_calls(registry.snapshot(), turn)
     print(f"a turn of 20 unknown calls: {(time.perf_counter() - start) * 1000:.1f} ms")
+    registry.register_hosted("one_more", {"type": "web_search"})  # a new catalog version
+    start = time.perf_counter()
+    await run_tool_calls(registry.snapshot(), turn)
+    print(
+        f"the same turn right after the catalog changed (indexes again): {(time.perf_counter() - start) * 1000:.1f} ms"
+    )
 
     start = time.perf_counter()
     difflib.get_close_matches(queries[0], names, n=3, cutoff=0.7)

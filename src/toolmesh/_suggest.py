@@ -144,13 +144,10 @@ def _thirds(key: str, length: int, shift: int) -> tuple[str, str, str]:
     name one edit from a query shares at least one of these keys with it. For a query,
     ``length`` is the name's (the query's own, plus or minus one) and ``shift`` is how
     much longer the query is: the thirds after the edit are found ``shift`` further on.
+    The tables are per length, so the keys need not say it.
     """
     first, second = length // 3, 2 * length // 3
-    return (
-        f"{length}|{key[:second]}",
-        f"{length}|{key[:first]}|{key[second + shift :]}",
-        f"{length}|{key[first + shift :]}",
-    )
+    return key[:second], f"{key[:first]}\x00{key[second + shift :]}", key[first + shift :]
 
 
 def _rank(name: str, strong: dict[str, None], weak: Iterable[str], n: int) -> tuple[str, ...]:
