@@ -44,7 +44,7 @@ class ConnectStatus:
         if self._live is not None:
             self._live.__exit__(exc_type, exc, tb)
             self._live = None
-        self._console.print(self._render(final=True))
+        self._console.print(self._render(final=True), soft_wrap=True)
 
     def update(self, spec: McpServer, outcome: int | Exception) -> None:
         """Record a server's outcome: the number of tools it listed, or why it failed."""
@@ -66,10 +66,9 @@ class ConnectStatus:
         return sum(isinstance(outcome, Exception) for outcome in self._state.values())
 
     def _render(self, *, final: bool = False) -> RenderableType:
-        grid = Table.grid(padding=(0, 1))
-        grid.add_column(no_wrap=True)
-        grid.add_column(no_wrap=True)
-        grid.add_column()
+        """Live: a grid with spinners. Final: plain lines, printed unwrapped (a pipe keeps whole reasons)."""
+        width = max((len(spec.label) for spec in self._specs), default=0)
+        lines: list[tuple[RenderableType, Text]] = []
         for spec in self._specs:
             outcome = self._state[spec.label]
             icon: RenderableType
@@ -81,12 +80,17 @@ class ConnectStatus:
                 line = Text(f"connecting ({spec.transport}: {where})")
             else:
                 icon, line = Text("✓", style="green"), Text(f"connected, {outcome} tool{'s' * (outcome != 1)}")
-            grid.add_row(icon, Text(spec.label, style="bold"), line)
+            lines.append((icon, Text.assemble((spec.label.ljust(width), "bold"), " ", line)))
         if not final:
+            grid = Table.grid(padding=(0, 1))
+            grid.add_column(no_wrap=True)
+            grid.add_column()
+            for icon, text in lines:
+                grid.add_row(icon, text)
             return grid
         connected = [o for o in self._state.values() if isinstance(o, int)]
         summary = f"{len(connected)} of {len(self._specs)} server{'s' * (len(self._specs) != 1)} connected"
         summary += f" ({sum(connected)} tools)"
         if self.failed:
             summary += f", {self.failed} failed"
-        return Group(grid, Text(summary))
+        return Group(*(Text.assemble(icon, " ", text) for icon, text in lines), Text(summary))  # type: ignore[arg-type]

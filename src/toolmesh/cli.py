@@ -343,9 +343,24 @@ def tools(
     elif not rows:
         _note("the catalog is empty: the modules define no tools and the servers offer none (or all are disabled)")
     else:
-        # A pipe has no width; give names their room rather than rich's default 80 columns.
-        width = None if console.is_terminal else max(console.width, max(len(r.name) for r in rows) * 2 + 80)
-        console.print(catalog_table(rows), width=width)
+        _print_catalog(rows)
+
+
+def _print_catalog(rows: list[Entry]) -> None:
+    """The table, or on a terminal too narrow for its names, one block per row; never a name cut in two."""
+    table = catalog_table(rows)
+    needed = sum(column.min_width or 6 for column in table.columns) + 3 * len(table.columns) + 24
+    if not console.is_terminal:
+        # A pipe has no width of its own: give the table what it needs rather than 80 columns.
+        Console(width=max(console.width, needed + 40), highlight=False).print(table)
+    elif needed <= console.width:
+        console.print(table)
+    else:
+        for row in rows:
+            description = (row.definition.description or "").strip().splitlines()
+            console.print(Text(row.name, style="bold"), soft_wrap=True)
+            source = f"{row.server}:{row.wire_name}" if isinstance(row, McpEntry) else "native"
+            console.print(Text(f"  {source}" + (f" — {description[0]}" if description else "")))
 
 
 def _row_json(row: Entry) -> dict[str, Any]:
