@@ -179,7 +179,12 @@ def _load_object(spec: str) -> Any:
         raise ConfigurationError(f"--module {spec!r}: {path_text!r} is not a Python file")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[path.stem] = module
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # the user's module: report it like any other bad option
+        raise ConfigurationError(
+            f"--module {spec!r}: importing {path_text} failed: {type(exc).__name__}: {exc}"
+        ) from exc
     name = attribute or "registry"
     if not hasattr(module, name):
         raise ConfigurationError(f"--module {spec!r}: {path_text} has no attribute {name!r}")

@@ -4,8 +4,11 @@ A spec only describes a server; connecting is ``registry.connect(spec)``. Every 
 happens when the spec is made, so a bad spec fails at start-up with a message that
 names the server, the key and the fix, never at the first tool call.
 
-Secrets: the values of ``env`` and ``headers`` (and credentials or query values in a
-URL) never appear in ``repr()``, ``str()`` or error messages; only their keys do.
+Secrets: the values of ``env`` and ``headers`` (and a URL's credentials, query values
+and path after its first segment) never appear in ``repr()``, ``str()`` or error
+messages; only their keys do.
+
+The ``mcpServers`` file readers live in ``_config_files``.
 """
 
 from __future__ import annotations
