@@ -31,6 +31,11 @@ def _demo(**env: str) -> dict[str, Any]:
 BROKEN = {"command": "/nonexistent/toolmesh-test-server"}
 
 
+def _marker_server(marker: Path) -> dict[str, Any]:
+    """A "server" that only proves it was started: it creates ``marker`` and exits."""
+    return {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w').close()"]}
+
+
 def _invoke(*args: str, columns: int = 100) -> Result:
     return CliRunner().invoke(app, list(args), env={"COLUMNS": str(columns)})
 
@@ -46,18 +51,21 @@ def test_errors_go_to_stderr_printed_literally() -> None:
 
 
 def test_options_are_checked_before_any_server_starts(tmp_path: Path) -> None:
-    done = _invoke("export", "--provider", "bogus", "-c", _config(tmp_path, {"demo": _demo()}))
+    marker = tmp_path / "started"
+    done = _invoke("export", "--provider", "bogus", "-c", _config(tmp_path, {"m": _marker_server(marker)}))
     assert done.exit_code == 2
-    assert "connecting" not in done.stderr and "connected" not in done.stderr
+    assert not marker.exists()
     assert done.stderr.startswith("error: --provider 'bogus' is not one of openai, openai-responses")
 
 
 def test_config_files_are_all_read_before_any_server_starts(tmp_path: Path) -> None:
-    good = _config(tmp_path, {"demo": _demo()})
+    marker = tmp_path / "started"
+    good = _config(tmp_path, {"m": _marker_server(marker)})
     bad = _config(tmp_path, {"x": {"command": "y", "comand": "z"}}, name="bad.json")
     done = _invoke("tools", "-c", good, "-c", bad)
     assert done.exit_code == 2
-    assert "connected" not in done.stderr and "key 'comand': unknown key" in done.stderr
+    assert not marker.exists()
+    assert "key 'comand': unknown key" in done.stderr
 
 
 def test_nothing_configured_says_how_to_configure() -> None:
@@ -84,6 +92,7 @@ def test_without_skip_failures_a_broken_server_fails_the_command(tmp_path: Path)
     done = _invoke("tools", "--names", "-c", _config(tmp_path, {"demo": _demo(), "broken": BROKEN}))
     assert done.exit_code == 2 and done.stdout == ""
     assert "✗ broken failed" in done.stderr and "error: MCP server 'broken': could not start" in done.stderr
+    assert "server stderr: " in done.stderr
 
 
 @pytest.mark.parametrize("command", [["export"], ["call", "demo__echo", '{"text": "hi"}']])
@@ -135,7 +144,7 @@ def test_names_never_wrap_mid_word_in_a_pipe(tmp_path: Path, columns: int) -> No
     assert LONG in done.stdout
 
 
-@pytest.mark.parametrize("columns", [30, 60, 200])
+@pytest.mark.parametrize("columns", [30, 60])
 def test_names_never_wrap_mid_word_in_a_narrow_terminal(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, columns: int
 ) -> None:
@@ -168,14 +177,15 @@ def test_tools_names_and_json(tmp_path: Path) -> None:
 
 
 def test_call_starts_only_the_server_asked_for(tmp_path: Path) -> None:
-    config = _config(tmp_path, {"demo": _demo(), "broken": BROKEN})
+    marker = tmp_path / "started"
+    config = _config(tmp_path, {"demo": _demo(), "other": _marker_server(marker)})
     done = _invoke("call", "demo__add", '{"a": 1, "b": 2}', "--server", "demo", "--json", "-c", config)
     assert done.exit_code == 0, done.output
-    assert "broken" not in done.stderr
+    assert not marker.exists() and "other" not in done.stderr
     result = json.loads(done.stdout)
     assert result["kind"] == "mcp" and result["disposition"] == "succeeded" and result["error"] is None
     assert result["output"]["structured"] == {"sum": 3}
-    assert result["presentation"] == '{\n  "sum": 3\n}' or "3" in result["presentation"]
+    assert "3" in result["presentation"]
     assert result["duration"] > 0
 
 

@@ -285,23 +285,30 @@ async def _watch_interrupts(signals: Any, work_scope: anyio.CancelScope) -> None
 
 
 async def _connect(registry: ToolRegistry, sources: _Sources, log_path: str | None) -> None:
-    with ConnectStatus(err_console, sources.servers) as status:
-        try:
-            await registry.connect_all(sources.servers, skip_failures=sources.skip_failures, on_progress=status.update)
-        finally:
-            counts: dict[str, int] = {}
-            for row in registry.entries():
-                if isinstance(row, McpEntry):
-                    counts[row.server] = counts.get(row.server, 0) + 1
-            connected = {c.label for c in registry.connections()}
-            status.settle({label: counts.get(label, 0) for label in connected})
-    if log_path is not None:
-        _note(f"server stderr: {log_path}")
+    try:
+        with ConnectStatus(err_console, sources.servers) as status:
+            try:
+                await registry.connect_all(
+                    sources.servers, skip_failures=sources.skip_failures, on_progress=status.update
+                )
+            finally:
+                counts: dict[str, int] = {}
+                for row in registry.entries():
+                    if isinstance(row, McpEntry):
+                        counts[row.server] = counts.get(row.server, 0) + 1
+                connected = {c.label for c in registry.connections()}
+                status.settle({label: counts.get(label, 0) for label in connected})
+    finally:
+        if log_path is not None:
+            _note(f"server stderr: {log_path}")
 
 
 @contextmanager
 def _server_stderr(sources: _Sources) -> Iterator[str | None]:
-    """Send stdio servers' stderr to a log file (its path yielded) unless ``--server-stderr``."""
+    """Send stdio servers' stderr to a log file (its path yielded) unless ``--server-stderr``.
+
+    The file is kept when a server wrote to it, and removed at exit when it stayed empty.
+    """
     if sources.server_stderr or not any(s.transport == "stdio" for s in sources.servers):
         yield None
         return
@@ -314,6 +321,9 @@ def _server_stderr(sources: _Sources) -> Iterator[str | None]:
     finally:
         mcp_session.child_errlog = previous
         log.close()
+        path = Path(log.name)
+        if path.stat().st_size == 0:  # nothing to read: leave no empty file behind
+            path.unlink()
 
 
 # -- the commands ---------------------------------------------------------------------------
