@@ -68,10 +68,10 @@ class ConnectStatus:
     def _render(self, *, final: bool = False) -> RenderableType:
         """Live: a grid with spinners. Final: plain lines, printed unwrapped (a pipe keeps whole reasons)."""
         width = max((len(spec.label) for spec in self._specs), default=0)
-        lines: list[tuple[RenderableType, Text]] = []
+        lines: list[tuple[Text | Spinner, Text]] = []
         for spec in self._specs:
             outcome = self._state[spec.label]
-            icon: RenderableType
+            icon: Text | Spinner
             if isinstance(outcome, Exception):
                 icon, line = Text("✗", style="red"), Text(f"failed: {outcome}")
             elif outcome is None:
@@ -93,4 +93,5 @@ class ConnectStatus:
         summary += f" ({sum(connected)} tools)"
         if self.failed:
             summary += f", {self.failed} failed"
-        return Group(*(Text.assemble(icon, " ", text) for icon, text in lines), Text(summary))  # type: ignore[arg-type]
+        texts = [Text.assemble(icon, " ", text) for icon, text in lines if isinstance(icon, Text)]
+        return Group(*texts, Text(summary))
