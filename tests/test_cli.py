@@ -32,11 +32,16 @@ def test_tools_prints_native_and_mcp_rows() -> None:
 def test_call_prints_the_result_as_json() -> None:
     done = CliRunner().invoke(app, ["call", "forecast", '{"city": "Oslo"}', "-m", MODULE, "--json"])
     assert done.exit_code == 0, done.output
-    result = json.loads(done.output)
-    assert result == {
+    result = json.loads(done.stdout)
+    assert result["duration"] > 0
+    value = {"city": "Oslo", "temperature": 2.0, "unit": "celsius"}
+    assert result["call_id"].startswith("call_")
+    assert {k: v for k, v in result.items() if k not in ("duration", "call_id")} == {
         "name": "forecast",
+        "kind": "native",
         "disposition": "succeeded",
-        "error_kind": None,
+        "error": None,
+        "output": {"blocks": [{"type": "json", "value": value}], "structured": value},
         "presentation": '{"city":"Oslo","temperature":2.0,"unit":"celsius"}',
     }
 
@@ -44,7 +49,7 @@ def test_call_prints_the_result_as_json() -> None:
 def test_failed_call_exits_1_and_says_why() -> None:
     done = CliRunner().invoke(app, ["call", "forecast", '{"city": 1}', "-m", MODULE, "--json"])
     assert done.exit_code == 1
-    assert json.loads(done.output)["error_kind"] == "invalid_arguments"
+    assert json.loads(done.stdout)["error"]["kind"] == "invalid_arguments"
 
 
 def test_bad_module_spec_is_a_clear_error() -> None:
@@ -58,14 +63,14 @@ def test_mcp_call_through_the_cli() -> None:
         app, ["call", "notes__read", '{"title": "ideas"}', "-c", "examples/mcp.json", "--json"], env=dict(os.environ)
     )
     assert done.exit_code == 0, done.output
-    assert json.loads(done.output)["presentation"] == "a registry where every tool is a typed row"
+    assert json.loads(done.stdout)["presentation"] == "a registry where every tool is a typed row"
 
 
 @pytest.mark.parametrize("provider", ["openai", "openai-responses", "anthropic", "gemini"])
 def test_export_prints_declarations_the_providers_sdk_accepts(provider: str) -> None:
     done = CliRunner().invoke(app, ["export", "--provider", provider, "-m", MODULE])
     assert done.exit_code == 0, done.output
-    declarations = json.loads(done.output)
+    declarations = json.loads(done.stdout)
     if provider == "openai":
         from openai.types.chat import ChatCompletionToolParam
         from pydantic import TypeAdapter

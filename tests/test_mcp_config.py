@@ -541,14 +541,12 @@ def test_unknown_key_names_the_server_and_the_key(tmp_path: Path) -> None:
     with pytest.raises(ServerConfigError) as info:
         McpServer.from_config(path)
     text = str(info.value)
-    assert text.startswith(f"{path}: MCP server 'fs': key 'comand': unknown key. Remove it; known keys are ")
+    assert text.startswith(
+        f"{path}: MCP server 'fs': key 'comand': unknown key. "
+        "Did you mean 'command'? Otherwise remove it; known keys are "
+    )
     assert "'command'" in text and "'callTimeout'" in text
     assert info.value.origin == str(path)
-
-
-def test_env_file_key_gets_a_hint() -> None:
-    with pytest.raises(ServerConfigError, match="toolmesh does not read env files; put the variables in 'env'"):
-        McpServer.from_config({"servers": {"fs": {"command": "x", "envFile": ".env"}}})
 
 
 @pytest.mark.parametrize(
@@ -556,9 +554,12 @@ def test_env_file_key_gets_a_hint() -> None:
     [
         ({"command": 3}, "MCP server 's': key 'command': must be a string, not a number."),
         ({"command": "x", "args": "a b"}, "MCP server 's': key 'args': must be an array of strings, not a string."),
-        ({"command": "x", "args": ["a", None]}, "MCP server 's': key 'args[1]': must be a string, not NoneType."),
+        ({"command": "x", "args": ["a", None]}, "MCP server 's': key 'args[1]': must be a string, not null."),
         ({"command": "x", "env": ["A=1"]}, "MCP server 's': key 'env': must be an object of strings, not an array."),
-        ({"command": "x", "env": {"A": 1}}, "MCP server 's': key 'env.A': the value must be a string, not int."),
+        (
+            {"command": "x", "env": {"A": True}},
+            "MCP server 's': key 'env.A': must be a string or a number, not a boolean.",
+        ),
         ({"command": "x", "cwd": 1}, "MCP server 's': key 'cwd': must be a string, not a number."),
         ({"url": ["https://x"]}, "MCP server 's': key 'url': must be a string, not an array."),
         (
@@ -636,11 +637,6 @@ def test_spec_checks_apply_to_config_entries(tmp_path: Path) -> None:
         McpServer.from_config(path)
     text = _error(info)
     assert text.startswith(f"{path}: MCP server 'docs': key 'url': 'https://x.example/mcp' has credentials in it")
-
-
-def test_bad_label_in_config() -> None:
-    with pytest.raises(ServerConfigError, match=r"MCP server 'my server': key 'label': .*Rename it, e.g. 'my_server'"):
-        McpServer.from_config({"mcpServers": {"my server": {"command": "x"}}})
 
 
 def test_entry_must_be_an_object() -> None:
@@ -755,7 +751,7 @@ def test_from_config_with_allowed_hosts(tmp_path: Path) -> None:
 
 def test_config_errors_never_show_secrets(tmp_path: Path) -> None:
     cases: list[dict[str, Any]] = [
-        {"command": "x", "env": {"K": SECRET, "BAD": 1}},
+        {"command": "x", "env": {"K": SECRET, "BAD": True}},
         {"url": f"http://example.com/mcp?key={SECRET}", "headers": {"Authorization": SECRET}},
         {"url": f"https://u:{SECRET}@example.com/mcp"},
         {"url": "https://example.com/mcp", "headers": {"A": SECRET, "B": False}},

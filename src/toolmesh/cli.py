@@ -1,42 +1,61 @@
 """The ``toolmesh`` command: look at a catalog and call its tools from a terminal.
 
-``toolmesh tools``   prints the catalog as a table;
+``toolmesh tools``   prints the catalog as a table (``--json``, ``--names``);
 ``toolmesh call``    dispatches one call and prints its result;
 ``toolmesh export``  prints the catalog's tool declarations in a provider's format.
 
 Rows come from a Python module (``--module path/to/tools.py:registry``, a
-``ToolRegistry`` or a list of ``@tool`` functions) and, where MCP support is
-installed, from an ``mcpServers`` JSON file (``--config mcp.json``).
+``ToolRegistry`` or a list of ``@tool`` functions) and from ``mcpServers`` JSON files
+(``--config mcp.json``). Every option and file is checked before any server starts.
+Results go to stdout; status, errors and (by default, into a log file) the servers'
+own stderr stay out of it. Errors and server text are printed literally.
 """
 
 from __future__ import annotations
 
+import base64
+import dataclasses
 import importlib.util
 import json
+import signal
 import sys
-from collections.abc import AsyncIterator, Iterable
-from contextlib import asynccontextmanager
+import tempfile
+from collections.abc import Awaitable, Callable, Iterable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn, TextIO, TypeVar, cast
 
 import anyio
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
+from . import _cli_processes
+from ._cli_status import ConnectStatus
 from .entries import Entry, McpEntry
 from .errors import ConfigurationError, ToolmeshError
+from .mcp import McpServer
+from .mcp import _session as mcp_session
+from .mcp.config import DEFAULT_MAX_CONFIG_BYTES
+from .names import NamePolicy
 from .native import NativeTool
+from .output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink
+from .output import Text as TextBlock
 from .registry import ToolRegistry
 from .result import ToolResult
 
 __all__ = ["app", "catalog_table", "export_tools", "main", "result_table"]
 
 PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
+_NAME_RULES = {"openai": "openai", "openai-responses": "openai", "anthropic": "anthropic", "gemini": "gemini"}
+"""The ``NamePolicy`` provider whose name rule an export applies."""
+_INTERRUPTED = 130
+_T = TypeVar("_T")
 
 app = typer.Typer(add_completion=False, no_args_is_help=True, help="Look at a tool catalog and call its tools.")
 console = Console()
+err_console = Console(stderr=True, highlight=False)
 
 ModuleOption = Annotated[
     list[str] | None,
@@ -46,21 +65,90 @@ ConfigOption = Annotated[
     list[Path] | None,
     typer.Option("--config", "-c", help="An mcpServers JSON file (Claude Desktop / Cursor / VS Code form)."),
 ]
+SkipOption = Annotated[
+    bool, typer.Option("--skip-failures", help="Report a server that fails to connect and go on without it.")
+]
+StderrOption = Annotated[
+    bool,
+    typer.Option("--server-stderr", help="Show the stdio servers' stderr here instead of writing it to a log file."),
+]
+MaxBytesOption = Annotated[
+    int,
+    typer.Option("--max-config-bytes", min=1, help="The largest config (or envFile) file read."),
+]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Sources:
+    """Where rows come from, and how servers are started; checked before anything starts."""
+
+    modules: list[str]
+    servers: list[McpServer]
+    skip_failures: bool
+    server_stderr: bool
+
+
+def _sources(
+    modules: list[str] | None,
+    configs: list[Path] | None,
+    *,
+    skip_failures: bool,
+    server_stderr: bool,
+    max_config_bytes: int,
+    only: list[str] | None = None,
+) -> _Sources:
+    """Read every config file (and check ``--server``) up front; a problem exits with code 2."""
+    if not modules and not configs:
+        _fail(
+            "nothing to show: give a Python module of tools (--module path/to/tools.py:registry) "
+            "and/or an mcpServers JSON file (--config mcp.json, e.g. Claude Desktop's "
+            "claude_desktop_config.json or VS Code's .vscode/mcp.json)"
+        )
+    try:
+        servers = [s for path in configs or () for s in McpServer.from_config(path, max_bytes=max_config_bytes)]
+    except ToolmeshError as exc:
+        _fail(str(exc))
+    if only:
+        labels = [s.label for s in servers]
+        unknown = [label for label in only if label not in labels]
+        if unknown:
+            known = ", ".join(labels) or "none (give --config)"
+            _fail(f"--server {unknown[0]!r} is not a server of the config files (servers: {known})")
+        servers = [s for s in servers if s.label in only]
+    return _Sources(list(modules or ()), servers, skip_failures, server_stderr)
+
+
+def _fail(message: str, code: int = 2) -> NoReturn:
+    """Print ``message`` literally on stderr and exit."""
+    err_console.print(Text.assemble(("error: ", "red"), message), soft_wrap=True)
+    raise typer.Exit(code)
+
+
+def _note(message: str) -> None:
+    err_console.print(Text(message), soft_wrap=True)
 
 
 def catalog_table(entries: Iterable[Entry], title: str = "Tools") -> Table:
-    """The catalog as a rich table: name, family, source, parameters, description."""
+    """The catalog as a rich table: name, family, source, parameters, description.
+
+    Names are never wrapped: their column is as wide as the longest one, and the other
+    columns fold into what is left.
+    """
+    rows = list(entries)
     table = Table(title=title, show_lines=False)
-    for column in ("name", "kind", "source", "parameters", "description"):
+    sources = [f"{row.server}:{row.wire_name}" if isinstance(row, McpEntry) else "-" for row in rows]
+    table.add_column("name", no_wrap=True, min_width=max((len(row.name) for row in rows), default=4))
+    table.add_column("kind", no_wrap=True)
+    table.add_column("source", no_wrap=True, min_width=max((len(source) for source in sources), default=6))
+    for column in ("parameters", "description"):
         table.add_column(column, overflow="fold")
-    for row in entries:
-        source = f"{row.server}:{row.wire_name}" if isinstance(row, McpEntry) else "-"
+    for row, source in zip(rows, sources, strict=True):
         props = row.definition.parameters.get("properties") or {}
         required = set(row.definition.parameters.get("required") or ())
         params = ", ".join(f"{name}{'*' if name in required else ''}" for name in props)
         description = (row.definition.description or "").strip().splitlines()
         summary = description[0] if description else ""
-        table.add_row(escape(row.name), row.kind, escape(source), escape(params or "-"), escape(summary))
+        table.add_row(Text(row.name), row.kind, Text(source), Text(params or "-"), Text(summary))
     return table
 
 
@@ -72,10 +160,10 @@ def result_table(results: Iterable[tuple[str, ToolResult]]) -> Table:
     for label, result in results:
         style = "green" if result.ok else "red"
         table.add_row(
-            escape(label),
-            f"[{style}]{result.disposition.value}[/{style}]",
+            Text(label),
+            Text(result.disposition.value, style=style),
             result.error.kind.value if result.error is not None else "-",
-            escape(result.presentation.as_text()),
+            Text(result.presentation.as_text()),
             f"{result.duration * 1000:.2f}",
         )
     return table
@@ -91,7 +179,12 @@ def _load_object(spec: str) -> Any:
         raise ConfigurationError(f"--module {spec!r}: {path_text!r} is not a Python file")
     module = importlib.util.module_from_spec(module_spec)
     sys.modules[path.stem] = module
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except Exception as exc:  # the user's module: report it like any other bad option
+        raise ConfigurationError(
+            f"--module {spec!r}: importing {path_text} failed: {type(exc).__name__}: {exc}"
+        ) from exc
     name = attribute or "registry"
     if not hasattr(module, name):
         raise ConfigurationError(f"--module {spec!r}: {path_text} has no attribute {name!r}")
@@ -111,36 +204,191 @@ def _add_module(registry: ToolRegistry, spec: str) -> None:
         registry.register(item)
 
 
-@asynccontextmanager
-async def _open_registry(modules: list[str] | None, configs: list[Path] | None) -> AsyncIterator[ToolRegistry]:
-    async with ToolRegistry() as registry:
-        for spec in modules or ():
-            _add_module(registry, spec)
-        if configs:
-            from .mcp import McpServer
-
-            servers = [server for path in configs for server in McpServer.from_config(path)]
-            await registry.connect_all(servers)
-        yield registry
+# -- running a command against a registry ---------------------------------------------------
 
 
-def _fail(exc: Exception) -> None:
-    console.print(f"[red]error:[/red] {exc}")
-    raise typer.Exit(2)
+def _run(sources: _Sources, work: Callable[[ToolRegistry], Awaitable[_T]], names: NamePolicy | None = None) -> _T:
+    """Open a registry with ``sources``, run ``work`` on it, close everything; exit on errors.
+
+    Ctrl-C stops the servers in order (and says so); a second Ctrl-C kills their process
+    groups at once, so no server outlives the command.
+    """
+    with _server_stderr(sources) as log_path:
+        try:
+            outcome = anyio.run(_guarded, sources, work, names, log_path)
+        except ToolmeshError as exc:
+            _fail(str(exc))
+        if outcome is _Interrupted:
+            _fail("interrupted", _INTERRUPTED)
+        return outcome  # type: ignore[return-value]
+
+
+class _Interrupted:
+    """Returned by ``_guarded`` when Ctrl-C stopped the work."""
+
+
+async def _guarded(
+    sources: _Sources, work: Callable[[ToolRegistry], Awaitable[_T]], names: NamePolicy | None, log_path: str | None
+) -> _T | type[_Interrupted]:
+    work_scope = anyio.CancelScope()
+    result: list[_T] = []
+    errors: list[ToolmeshError] = []
+    async with anyio.create_task_group() as watcher:
+        with _interrupts() as signals:
+            if signals is not None:
+                watcher.start_soon(_watch_interrupts, signals, work_scope)
+            try:
+                with work_scope:
+                    async with ToolRegistry(names=names) as registry:
+                        for spec in sources.modules:
+                            _add_module(registry, spec)
+                        if sources.servers:
+                            await _connect(registry, sources, log_path)
+                        result.append(await work(registry))
+            except ToolmeshError as exc:  # raised here, not as a task group's ExceptionGroup
+                errors.append(exc)
+            finally:
+                watcher.cancel_scope.cancel()
+    if errors:
+        raise errors[0]
+    return result[0] if result else _Interrupted
+
+
+@contextmanager
+def _interrupts() -> Iterator[Any]:
+    """SIGINT as a stream (POSIX main thread only), so Ctrl-C never interrupts a cleanup midway."""
+    if sys.platform == "win32":
+        yield None
+        return
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        signals = receiver.__enter__()
+    except (RuntimeError, ValueError, NotImplementedError):  # not the main thread
+        yield None
+        return
+    try:
+        yield signals
+    finally:
+        receiver.__exit__(None, None, None)
+
+
+async def _watch_interrupts(signals: Any, work_scope: anyio.CancelScope) -> None:
+    count = 0
+    async for _ in signals:
+        count += 1
+        if count == 1:
+            _note("interrupted: stopping the servers… (press Ctrl-C again to kill them now)")
+            work_scope.cancel()
+        else:
+            killed = _cli_processes.kill_server_groups()
+            _note(f"killed {killed} server process group{'s' * (killed != 1)}")
+
+
+async def _connect(registry: ToolRegistry, sources: _Sources, log_path: str | None) -> None:
+    try:
+        with ConnectStatus(err_console, sources.servers) as status:
+            try:
+                await registry.connect_all(
+                    sources.servers, skip_failures=sources.skip_failures, on_progress=status.update
+                )
+            finally:
+                counts: dict[str, int] = {}
+                for row in registry.entries():
+                    if isinstance(row, McpEntry):
+                        counts[row.server] = counts.get(row.server, 0) + 1
+                connected = {c.label for c in registry.connections()}
+                status.settle({label: counts.get(label, 0) for label in connected})
+    finally:
+        if log_path is not None:
+            _note(f"server stderr: {log_path}")
+
+
+@contextmanager
+def _server_stderr(sources: _Sources) -> Iterator[str | None]:
+    """Send stdio servers' stderr to a log file (its path yielded) unless ``--server-stderr``.
+
+    The file is kept when a server wrote to it, and removed at exit when it stayed empty.
+    """
+    if sources.server_stderr or not any(s.transport == "stdio" for s in sources.servers):
+        yield None
+        return
+    log = tempfile.NamedTemporaryFile(  # noqa: SIM115  # closed below, kept for reading
+        "w", prefix="toolmesh-servers-", suffix=".log", delete=False, encoding="utf-8"
+    )
+    previous, mcp_session.child_errlog = mcp_session.child_errlog, cast(TextIO, log)
+    try:
+        yield log.name
+    finally:
+        mcp_session.child_errlog = previous
+        log.close()
+        path = Path(log.name)
+        if path.stat().st_size == 0:  # nothing to read: leave no empty file behind
+            path.unlink()
+
+
+# -- the commands ---------------------------------------------------------------------------
 
 
 @app.command()
-def tools(module: ModuleOption = None, config: ConfigOption = None) -> None:
+def tools(
+    module: ModuleOption = None,
+    config: ConfigOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the rows as JSON.")] = False,
+    names_only: Annotated[bool, typer.Option("--names", help="Print only the names, one a line.")] = False,
+    skip_failures: SkipOption = False,
+    server_stderr: StderrOption = False,
+    max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
+) -> None:
     """Print the catalog: every row's model-visible name, family, source and parameters."""
+    if as_json and names_only:
+        _fail("--json and --names exclude each other; give one")
+    sources = _sources(
+        module, config, skip_failures=skip_failures, server_stderr=server_stderr, max_config_bytes=max_config_bytes
+    )
 
-    async def run() -> None:
-        async with _open_registry(module, config) as registry:
-            console.print(catalog_table(registry.entries()))
+    async def run(registry: ToolRegistry) -> list[Entry]:
+        return list(registry.entries())
 
-    try:
-        anyio.run(run)
-    except ToolmeshError as exc:
-        _fail(exc)
+    rows = _run(sources, run)
+    if as_json:
+        print(json.dumps([_row_json(row) for row in rows], indent=2, ensure_ascii=False))
+    elif names_only:
+        for row in rows:
+            print(row.name)
+    elif not rows:
+        _note("the catalog is empty: the modules define no tools and the servers offer none (or all are disabled)")
+    else:
+        _print_catalog(rows)
+
+
+def _print_catalog(rows: list[Entry]) -> None:
+    """The table, or on a terminal too narrow for its names, one block per row; never a name cut in two."""
+    table = catalog_table(rows)
+    needed = sum(column.min_width or 6 for column in table.columns) + 3 * len(table.columns) + 24
+    if not console.is_terminal:
+        # A pipe has no width of its own: give the table what it needs rather than 80 columns.
+        Console(width=max(console.width, needed + 40), highlight=False).print(table)
+    elif needed <= console.width:
+        console.print(table)
+    else:
+        for row in rows:
+            description = (row.definition.description or "").strip().splitlines()
+            console.print(Text(row.name, style="bold"), soft_wrap=True)
+            source = f"{row.server}:{row.wire_name}" if isinstance(row, McpEntry) else "native"
+            console.print(Text(f"  {source}" + (f" — {description[0]}" if description else "")))
+
+
+def _row_json(row: Entry) -> dict[str, Any]:
+    definition = row.definition
+    return {
+        "name": row.name,
+        "kind": row.kind,
+        "server": row.server if isinstance(row, McpEntry) else None,
+        "wire_name": row.wire_name if isinstance(row, McpEntry) else None,
+        "description": definition.description,
+        "parameters": definition.parameters,
+        "output_schema": definition.output_schema,
+    }
 
 
 @app.command()
@@ -149,34 +397,75 @@ def call(
     arguments: Annotated[str, typer.Argument(help="Arguments as JSON text.")] = "{}",
     module: ModuleOption = None,
     config: ConfigOption = None,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the result as JSON.")] = False,
+    server: Annotated[
+        list[str] | None,
+        typer.Option("--server", "-s", help="Start only this server of the config files (repeatable)."),
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON.")] = False,
+    skip_failures: SkipOption = False,
+    server_stderr: StderrOption = False,
+    max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
 ) -> None:
     """Dispatch one call, as a model would, and print its result."""
+    sources = _sources(
+        module,
+        config,
+        skip_failures=skip_failures,
+        server_stderr=server_stderr,
+        max_config_bytes=max_config_bytes,
+        only=server,
+    )
 
-    async def run() -> ToolResult:
-        async with _open_registry(module, config) as registry:
-            return await registry.dispatch(name, arguments)
+    async def run(registry: ToolRegistry) -> ToolResult:
+        return await registry.dispatch(name, arguments)
 
-    try:
-        result = anyio.run(run)
-    except ToolmeshError as exc:
-        _fail(exc)
-        return
+    result = _run(sources, run)
     if as_json:
-        print(
-            json.dumps(
-                {
-                    "name": result.name,
-                    "disposition": result.disposition.value,
-                    "error_kind": result.error.kind.value if result.error else None,
-                    "presentation": result.presentation.as_text(),
-                }
-            )
-        )
+        print(json.dumps(result_json(result), indent=2, ensure_ascii=False))
     else:
         console.print(result_table([(name, result)]))
     if not result.ok:
         raise typer.Exit(1)
+
+
+def result_json(result: ToolResult) -> dict[str, Any]:
+    """The whole result as JSON-able values: what ``toolmesh call --json`` prints."""
+    error = result.error
+    return {
+        "call_id": result.call_id,
+        "name": result.name,
+        "kind": result.kind,
+        "disposition": result.disposition.value,
+        "error": None
+        if error is None
+        else {
+            "kind": error.kind.value,
+            "message": error.message,
+            "retryable": error.retryable,
+            "code": error.code,
+            "http_status": error.http_status,
+            "model_feedback": error.model_feedback,
+        },
+        "output": {"blocks": [_block_json(b) for b in result.output], "structured": result.output.structured},
+        "presentation": result.presentation.as_text(),
+        "duration": result.duration,
+    }
+
+
+def _block_json(block: ContentBlock) -> dict[str, Any]:
+    match block:
+        case TextBlock(text=text):
+            return {"type": "text", "text": text}
+        case Json(value=value):
+            return {"type": "json", "value": value}
+        case Image() | Audio():
+            return {"type": block.type, "mime_type": block.mime_type, "data": block.base64}
+        case ResourceLink():
+            return {"type": block.type, **dataclasses.asdict(block)}
+        case EmbeddedResource(uri=uri, mime_type=mime, text=text, blob=blob):
+            data = {"blob": base64.b64encode(blob).decode("ascii")} if blob is not None else {"text": text}
+            return {"type": block.type, "uri": uri, "mime_type": mime, **data}
+    raise AssertionError(block)  # pragma: no cover
 
 
 def export_tools(registry: ToolRegistry, provider: str, *, strict: bool = False) -> list[Any]:
@@ -212,18 +501,25 @@ def export(
     strict: Annotated[bool, typer.Option("--strict", help="OpenAI strict mode where the schema allows it.")] = False,
     module: ModuleOption = None,
     config: ConfigOption = None,
+    skip_failures: SkipOption = False,
+    server_stderr: StderrOption = False,
+    max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
 ) -> None:
-    """Print the catalog's tool declarations as the provider's JSON (what ``tools=`` takes)."""
+    """Print the catalog's tool declarations as the provider's JSON (what ``tools=`` takes).
 
-    async def run() -> list[Any]:
-        async with _open_registry(module, config) as registry:
-            return export_tools(registry, provider, strict=strict)
+    MCP tools are named under the provider's name rule (a name too long for it is
+    shortened with a hash, as ``NamePolicy(provider=...)`` does).
+    """
+    if provider not in PROVIDERS:
+        _fail(f"--provider {provider!r} is not one of {', '.join(PROVIDERS)}")
+    sources = _sources(
+        module, config, skip_failures=skip_failures, server_stderr=server_stderr, max_config_bytes=max_config_bytes
+    )
 
-    try:
-        declarations = anyio.run(run)
-    except ToolmeshError as exc:
-        _fail(exc)
-        return
+    async def run(registry: ToolRegistry) -> list[Any]:
+        return export_tools(registry, provider, strict=strict)
+
+    declarations = _run(sources, run, names=NamePolicy(provider=_NAME_RULES[provider]))
     print(json.dumps(declarations, indent=2, ensure_ascii=False))
 
 

@@ -522,13 +522,21 @@ class ToolRegistry(_Catalog):
             raise
         return connection
 
-    async def connect_all(self, servers: Iterable[McpServer], *, skip_failures: bool = False) -> list[McpConnection]:
+    async def connect_all(
+        self,
+        servers: Iterable[McpServer],
+        *,
+        skip_failures: bool = False,
+        on_progress: Callable[[McpServer, int | Exception], None] | None = None,
+    ) -> list[McpConnection]:
         """Connect several servers in parallel; rows are added in the order of ``servers``.
 
         By default it is all or nothing: when any server fails (connect or name
         collision), every server of this call is closed, the registry is unchanged and
         the first failure (in the order given) is raised, with the others as notes.
         With ``skip_failures=True`` failed servers are logged and left out.
+        ``on_progress(spec, outcome)``, for progress displays, is called as each server's
+        outcome becomes known: the number of tools it listed, or the exception that failed it.
 
         Returns:
             The connections made, in the order of ``servers``.
@@ -545,9 +553,14 @@ class ToolRegistry(_Catalog):
 
         async def discover(index: int) -> None:
             try:
-                outcomes[index] = await self._discover(specs[index])
+                outcomes[index] = outcome = await self._discover(specs[index])
             except Exception as exc:
                 outcomes[index] = exc
+                if on_progress is not None:
+                    on_progress(specs[index], exc)
+            else:
+                if on_progress is not None:
+                    on_progress(specs[index], len(outcome[1]))
 
         try:
             async with anyio.create_task_group() as group:
@@ -572,6 +585,8 @@ class ToolRegistry(_Catalog):
                 except Exception as exc:
                     failures.append(exc)
                     to_close.append(connection)
+                    if on_progress is not None:
+                        on_progress(connection.spec, exc)
                 else:
                     connected.append(connection)
             elif isinstance(outcome, Exception):

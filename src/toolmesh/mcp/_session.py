@@ -61,12 +61,18 @@ def _client_info() -> mcp_types.Implementation:
 _CLIENT_INFO = _client_info()
 
 
+child_errlog: TextIO | None = None
+"""When set (by the ``toolmesh`` command, to its log file), every stdio server's stderr goes there."""
+
+
 def _child_stderr(stack: AsyncExitStack) -> TextIO:
-    """Where a stdio server's stderr goes: ours when it is a real file, else the process's own.
+    """Where a stdio server's stderr goes: ``child_errlog`` when set, ours when it is a real file.
 
     Under pytest's capture or in a notebook ``sys.stderr`` has no file descriptor, which
     a child process needs; then the original stderr is used, or /dev/null.
     """
+    if child_errlog is not None:
+        return child_errlog
     for stream in (sys.stderr, sys.__stderr__):
         try:
             if stream is not None:

@@ -4,21 +4,22 @@ A spec only describes a server; connecting is ``registry.connect(spec)``. Every 
 happens when the spec is made, so a bad spec fails at start-up with a message that
 names the server, the key and the fix, never at the first tool call.
 
-Secrets: the values of ``env`` and ``headers`` (and credentials or query values in a
-URL) never appear in ``repr()``, ``str()`` or error messages; only their keys do.
+Secrets: the values of ``env`` and ``headers`` (and a URL's credentials, query values
+and path after its first segment) never appear in ``repr()``, ``str()`` or error
+messages; only their keys do.
+
+The ``mcpServers`` file readers live in ``_config_files``.
 """
 
 from __future__ import annotations
 
 import ipaddress
-import json
 import math
 import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
-from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Literal, TypedDict, Unpack
 from urllib.parse import SplitResult, parse_qsl, urlsplit
@@ -47,6 +48,8 @@ DEFAULT_MAX_RESULT_BYTES = 8 * 1024 * 1024
 """Bytes of one ``tools/call`` result (8 MiB); a larger one fails as ``upstream_error``."""
 DEFAULT_MAX_PRESENTATION_CHARS = 100_000
 """Characters of one text block shown to the model; a longer one is truncated with a note."""
+DEFAULT_MAX_CONFIG_BYTES = 1024 * 1024
+"""The largest config file (or ``envFile``) ``from_config`` reads: 1 MiB; ``max_bytes=`` raises it."""
 
 _LABEL = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _EMPTY: Mapping[str, str] = MappingProxyType({})
@@ -279,46 +282,35 @@ class McpServer:
         source: str | os.PathLike[str] | Mapping[str, Any],
         *,
         allowed_hosts: Iterable[str] | None = None,
+        max_bytes: int = DEFAULT_MAX_CONFIG_BYTES,
     ) -> list[McpServer]:
         """Load the servers of an ``mcpServers`` JSON file (or its parsed content), in file order.
 
-        Accepts Claude Desktop / Cursor / Claude Code ``{"mcpServers": {label: {...}}}`` and
-        VS Code ``{"servers": {label: {...}}}`` (comments and trailing commas allowed).
-        Each server has ``command``/``args``/``env``/``cwd`` (stdio) or ``url``/``headers``
+        Accepts Claude Desktop / Cursor / Claude Code / Cline / Windsurf
+        ``{"mcpServers": {label: {...}}}`` and VS Code ``{"servers": {label: {...}}}``
+        (comments and trailing commas allowed). Each server has ``command``/``args``/
+        ``env``/``envFile``/``cwd`` (stdio) or ``url`` (or ``serverUrl``)/``headers``
         (HTTP), an optional ``type`` (``"stdio"`` or ``"http"``), and toolmesh's optional
-        keys ``timeout``, ``callTimeout``, ``prefix``, ``aliases``, ``include``, ``exclude``,
-        ``maxPages``, ``allowInsecureHttp`` and ``disabled`` (true skips the server).
-        ``${env:NAME}`` in a string value is replaced by the environment variable.
+        keys (``timeout``, ``callTimeout``, ``prefix``, ``aliases``, ``include``, ``exclude``,
+        ``maxPages``, ``allowInsecureHttp``, the limits) and ``disabled`` (true skips the
+        server). Keys only other hosts use (``transportType``, ``autoApprove``,
+        ``alwaysAllow``, ``dev``, ``inputs``, ``description``) are ignored. ``${env:NAME}``
+        in a string value is replaced by the environment variable. A label that is not
+        valid in tool names is sanitized (see the README).
 
         Args:
             source: A path to the JSON file, or the already-parsed mapping.
             allowed_hosts: When given, every HTTP server's host must be one of these
                 (see ``check_allowed_hosts``).
+            max_bytes: The largest file (config or ``envFile``) read, 1 MiB by default.
 
         Raises:
-            ServerConfigError: for an unreadable or malformed file (naming the line), or a
-                bad server (naming the server and the key).
+            ServerConfigError: for an unreadable, too large or malformed file (naming the
+                line), or a bad server (naming the server and the key).
         """
-        origin: str | None = None
-        if isinstance(source, Mapping):
-            document: Any = source
-        elif isinstance(source, (str, os.PathLike)):
-            origin = os.fspath(source)
-            document = _read_json(origin)
-        else:
-            raise ServerConfigError(
-                f"source must be a path or a mapping, not {type(source).__name__}",
-                fix="Pass the path of an mcpServers JSON file, or the dict parsed from it",
-            )
-        try:
-            servers = [server for label, entry in _server_entries(document) if (server := _parse(label, entry))]
-            if allowed_hosts is not None:
-                check_allowed_hosts(servers, allowed_hosts)
-        except ServerConfigError as exc:
-            if origin is None:
-                raise
-            raise exc.with_origin(origin) from None
-        return servers
+        from ._config_files import load_config  # deferred: the readers build McpServer specs
+
+        return load_config(source, allowed_hosts=allowed_hosts, max_bytes=max_bytes)
 
     # -- reading ----------------------------------------------------------------------
 
@@ -392,21 +384,29 @@ class McpServer:
         self._refuse(("url", "headers", "auth"), "stdio", "Use McpServer.http(...) for an HTTP server")
         if not isinstance(self.command, str) or not self.command.strip():
             raise self._error("command", "a stdio server needs a command", "Pass the executable, e.g. 'npx'")
+        if "\0" in self.command:
+            raise self._error("command", "contains a NUL character, which no command line can carry")
         if isinstance(self.args, str) or not isinstance(self.args, Iterable):
             raise self._error("args", "args must be a list of strings", "Pass e.g. ['-y', 'package']")
         args = tuple(self.args)
         for i, arg in enumerate(args):
             if not isinstance(arg, str):
                 raise self._error(f"args[{i}]", f"must be a string, not {type(arg).__name__}")
+            if "\0" in arg:
+                raise self._error(f"args[{i}]", "contains a NUL character, which no command line can carry")
         self._set("args", args)
         self._set("env", _string_map(self, "env", self.env, secret=True))
         for name in self.env:
             if not name or "=" in name or "\0" in name:
                 raise self._error(f"env.{name}", "is not a valid environment variable name")
+            if "\0" in self.env[name]:
+                raise self._error(f"env.{name}", "the value contains a NUL character, which no environment can carry")
         if self.cwd is not None:
             if not isinstance(self.cwd, (str, os.PathLike)):
                 raise self._error("cwd", f"must be a path, not {type(self.cwd).__name__}")
             self._set("cwd", os.fspath(self.cwd))
+            if "\0" in self.cwd:
+                raise self._error("cwd", "contains a NUL character")
 
     def _check_http(self) -> None:
         self._refuse(("command", "args", "env", "cwd"), "HTTP", "Use McpServer.stdio(...) for a local process")
@@ -461,9 +461,14 @@ class McpServer:
             value = getattr(self, key)
             if key == "call_timeout" and value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not (0 < value < math.inf):
-                raise self._error(key, f"must be a positive number of seconds, not {value!r}")
-            self._set(key, float(value))
+            try:
+                seconds = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else -1.0
+            except OverflowError:
+                seconds = math.inf
+            if not (0 < seconds < math.inf):
+                shown = "a number too large" if seconds == math.inf and isinstance(value, int) else repr(value)
+                raise self._error(key, f"must be a positive number of seconds, not {shown}")
+            self._set(key, seconds)
         for key in ("max_pages", "max_tools", "max_description_chars", "max_schema_bytes", "max_result_bytes"):
             value = getattr(self, key)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
@@ -531,7 +536,12 @@ def _is_loopback(host: str) -> bool:
 
 
 def redact_url(url: str) -> str:
-    """``url`` without credentials, query values or fragment: safe for logs and errors."""
+    """``url`` reduced to what is safe for logs and errors.
+
+    Kept: the scheme, host, port, the first path segment and the query's keys. Dropped:
+    credentials, the fragment, query values (``***``) and every path segment after the
+    first (``/***``), since services put tokens there (``/mcp/<token>/sse``).
+    """
     try:
         parts = urlsplit(url)
         host = parts.hostname or ""
@@ -541,7 +551,11 @@ def redact_url(url: str) -> str:
         query = "&".join(f"{k}=***" for k, _ in parse_qsl(parts.query, keep_blank_values=True))
     except ValueError:
         return "<invalid url>"
-    return SplitResult(parts.scheme, netloc, parts.path, query, "").geturl()
+    path = parts.path
+    first, _, rest = path[1:].partition("/")
+    if rest:
+        path = f"/{first}/***"
+    return SplitResult(parts.scheme, netloc, path, query, "").geturl()
 
 
 def check_allowed_hosts(servers: Iterable[McpServer], hosts: Iterable[str]) -> list[McpServer]:
@@ -590,311 +604,3 @@ def _normal_host(host: str) -> str:
         return str(ipaddress.ip_address(host))
     except ValueError:
         return host
-
-
-# -- the mcpServers JSON ------------------------------------------------------------------
-
-_ENV_REF = re.compile(r"\$\{(env|input):([^}]*)\}")
-
-# JSON key -> McpServer field. Multi-word options are accepted in camelCase and snake_case.
-_FIELDS = {
-    "command": "command",
-    "args": "args",
-    "env": "env",
-    "cwd": "cwd",
-    "url": "url",
-    "headers": "headers",
-    "timeout": "timeout",
-    "callTimeout": "call_timeout",
-    "call_timeout": "call_timeout",
-    "prefix": "prefix",
-    "aliases": "aliases",
-    "include": "include",
-    "exclude": "exclude",
-    "maxPages": "max_pages",
-    "max_pages": "max_pages",
-    "allowInsecureHttp": "allow_insecure_http",
-    "allow_insecure_http": "allow_insecure_http",
-    "validateArguments": "validate_arguments",
-    "validate_arguments": "validate_arguments",
-    "maxTools": "max_tools",
-    "max_tools": "max_tools",
-    "onTooManyTools": "on_too_many_tools",
-    "on_too_many_tools": "on_too_many_tools",
-    "maxDescriptionChars": "max_description_chars",
-    "max_description_chars": "max_description_chars",
-    "maxSchemaBytes": "max_schema_bytes",
-    "max_schema_bytes": "max_schema_bytes",
-    "maxResultBytes": "max_result_bytes",
-    "max_result_bytes": "max_result_bytes",
-    "maxPresentationChars": "max_presentation_chars",
-    "max_presentation_chars": "max_presentation_chars",
-}
-# Keys other clients keep in the same file that only concern their approval UI.
-_IGNORED = frozenset({"autoApprove", "alwaysAllow"})
-_TYPES: Mapping[str, Transport] = {
-    "stdio": "stdio",
-    "http": "http",
-    "streamable-http": "http",
-    "streamable_http": "http",
-    "streamableHttp": "http",
-}
-_KNOWN = sorted({*_FIELDS, "type", "disabled"})
-
-
-def _read_json(path: str) -> Any:
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except OSError as exc:
-        raise ServerConfigError(
-            f"cannot read the MCP config file ({exc.strerror or type(exc).__name__})", origin=path
-        ) from None
-    except UnicodeDecodeError:
-        raise ServerConfigError("the MCP config file is not UTF-8 text", origin=path) from None
-    try:
-        return json.loads(text)
-    except json.JSONDecodeError:
-        pass
-    # VS Code's mcp.json is JSON with comments and trailing commas.
-    try:
-        return json.loads(_strip_jsonc(text))
-    except json.JSONDecodeError as exc:
-        raise ServerConfigError(
-            f"line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})",
-            fix="Fix the JSON syntax at that position",
-            origin=path,
-        ) from None
-
-
-def _strip_jsonc(text: str) -> str:
-    """Blank out comments and trailing commas, keeping every line and column in place."""
-    out = list(text)
-    i, n = 0, len(text)
-    in_string = False
-    last_comma: int | None = None
-    while i < n:
-        c = text[i]
-        if in_string:
-            if c == "\\":
-                i += 2
-                continue
-            if c == '"':
-                in_string = False
-        elif c == '"':
-            in_string = True
-            last_comma = None
-        elif text.startswith("//", i):
-            while i < n and text[i] != "\n":
-                out[i] = " "
-                i += 1
-            continue
-        elif text.startswith("/*", i):
-            end = text.find("*/", i + 2)
-            end = n if end < 0 else end + 2
-            for j in range(i, end):
-                if out[j] != "\n":
-                    out[j] = " "
-            i = end
-            continue
-        elif c == ",":
-            last_comma = i
-        elif c in "}]":
-            if last_comma is not None:
-                out[last_comma] = " "
-            last_comma = None
-        elif not c.isspace():
-            last_comma = None
-        i += 1
-    return "".join(out)
-
-
-def _server_entries(document: Any) -> list[tuple[str, Any]]:
-    if not isinstance(document, Mapping):
-        raise ServerConfigError(
-            f"the config must be a JSON object, not {_json_type(document)}",
-            fix='Use {"mcpServers": {"<label>": {...}}}',
-        )
-    present = [key for key in ("mcpServers", "servers") if key in document]
-    if not present:
-        raise ServerConfigError(
-            "found neither 'mcpServers' (Claude Desktop, Cursor) nor 'servers' (VS Code)",
-            fix='Use {"mcpServers": {"<label>": {"command": ...} or {"url": ...}}}',
-        )
-    if len(present) == 2:
-        raise ServerConfigError(
-            "has both 'mcpServers' and 'servers'", key="servers", fix="Keep one of them, with every server in it"
-        )
-    servers = document[present[0]]
-    if not isinstance(servers, Mapping):
-        raise ServerConfigError(
-            f"must be an object of servers by label, not {_json_type(servers)}",
-            key=present[0],
-            fix='Use {"<label>": {"command": ...}}',
-        )
-    return list(servers.items())
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__
-
-
-def _parse(label: object, entry: Any) -> McpServer | None:
-    if not isinstance(label, str):
-        raise ServerConfigError(f"server label {label!r} must be a string")
-    if not isinstance(entry, Mapping):
-        raise ServerConfigError(
-            f"must be an object, not {_json_type(entry)}",
-            server=label,
-            fix='Use {"command": ..., "args": [...]} or {"url": ...}',
-        )
-    disabled = entry.get("disabled", False)
-    if not isinstance(disabled, bool):
-        raise ServerConfigError(f"must be true or false, not {_json_type(disabled)}", server=label, key="disabled")
-    if disabled:
-        return None
-    for key in entry:
-        if key not in _FIELDS and key not in _IGNORED and key not in ("type", "disabled"):
-            hint = ""
-            if key == "envFile":
-                hint = "toolmesh does not read env files; put the variables in 'env' (or use ${env:NAME}). "
-            raise ServerConfigError(
-                "unknown key",
-                server=label,
-                key=str(key),
-                fix=f"{hint}Remove it; known keys are " + ", ".join(repr(k) for k in _KNOWN),
-            )
-    transport = _transport(label, entry)
-    kwargs: dict[str, Any] = {}
-    for key, value in entry.items():
-        name = _FIELDS.get(key)
-        if name is None:
-            continue
-        if name in kwargs:
-            raise ServerConfigError(
-                f"is given twice (as {_camel(name)!r} and {name!r})", server=label, key=key, fix="Keep one of them"
-            )
-        kwargs[name] = _check_json_type(label, key, name, _expand(label, key, value))
-    return McpServer(label=label, transport=transport, **kwargs)
-
-
-def _camel(name: str) -> str:
-    head, *rest = name.split("_")
-    return head + "".join(part.title() for part in rest)
-
-
-def _transport(label: str, entry: Mapping[str, Any]) -> Transport:
-    has_command = "command" in entry
-    has_url = "url" in entry
-    kind = entry.get("type")
-    if kind is not None:
-        if kind == "sse":
-            raise ServerConfigError(
-                "the legacy SSE transport is not supported",
-                server=label,
-                key="type",
-                fix='Use the server\'s Streamable HTTP endpoint with "type": "http" (often the same URL '
-                "ending in /mcp instead of /sse)",
-            )
-        if not isinstance(kind, str) or kind not in _TYPES:
-            raise ServerConfigError(f"unknown type {kind!r}", server=label, key="type", fix='Use "stdio" or "http"')
-        transport = _TYPES[kind]
-        if transport == "stdio" and has_url:
-            raise ServerConfigError(
-                'a "stdio" server has no url', server=label, key="url", fix='Remove it, or use "type": "http"'
-            )
-        if transport == "http" and has_command:
-            raise ServerConfigError(
-                'an "http" server has no command', server=label, key="command", fix='Remove it, or use "type": "stdio"'
-            )
-        return transport
-    if has_command and has_url:
-        raise ServerConfigError(
-            "has both 'command' and 'url'",
-            server=label,
-            key="url",
-            fix="Keep 'command' for a local (stdio) server or 'url' for an HTTP server, not both",
-        )
-    if not has_command and not has_url:
-        raise ServerConfigError(
-            "has neither 'command' nor 'url'",
-            server=label,
-            fix='Add "command" (and "args") for a local server, or "url" for an HTTP server',
-        )
-    return "stdio" if has_command else "http"
-
-
-_JSON_TYPES: Mapping[str, tuple[tuple[type, ...], str]] = {
-    "command": ((str,), "a string"),
-    "args": ((list,), "an array of strings"),
-    "env": ((Mapping,), "an object of strings"),
-    "cwd": ((str,), "a string"),
-    "url": ((str,), "a string"),
-    "headers": ((Mapping,), "an object of strings"),
-    "timeout": ((int, float), "a number of seconds"),
-    "call_timeout": ((int, float, type(None)), "a number of seconds or null"),
-    "prefix": ((bool,), "true or false"),
-    "aliases": ((Mapping,), "an object of strings"),
-    "include": ((list, str), "an array of glob patterns"),
-    "exclude": ((list, str), "an array of glob patterns"),
-    "max_pages": ((int,), "a whole number"),
-    "allow_insecure_http": ((bool,), "true or false"),
-    "validate_arguments": ((bool,), "true or false"),
-    "max_tools": ((int,), "a whole number"),
-    "on_too_many_tools": ((str,), '"error" or "keep_first"'),
-    "max_description_chars": ((int,), "a whole number"),
-    "max_schema_bytes": ((int,), "a whole number"),
-    "max_result_bytes": ((int,), "a whole number"),
-    "max_presentation_chars": ((int, type(None)), "a whole number or null"),
-}
-
-
-def _check_json_type(label: str, key: str, name: str, value: Any) -> Any:
-    types, wanted = _JSON_TYPES[name]
-    ok = isinstance(value, types) and not (isinstance(value, bool) and bool not in types)
-    if not ok:
-        raise ServerConfigError(f"must be {wanted}, not {_json_type(value)}", server=label, key=key)
-    return value
-
-
-def _expand(label: str, key: str, value: Any, path: str | None = None) -> Any:
-    """Replace ``${env:NAME}`` in string values (as VS Code and Cursor do)."""
-    where = path or key
-    if isinstance(value, str):
-        return _ENV_REF.sub(lambda m: _lookup(label, where, m), value) if "${" in value else value
-    if isinstance(value, list):
-        return [_expand(label, key, v, f"{where}[{i}]") for i, v in enumerate(value)]
-    if isinstance(value, Mapping):
-        return {k: _expand(label, key, v, f"{where}.{k}") for k, v in value.items()}
-    return value
-
-
-def _lookup(label: str, where: str, match: re.Match[str]) -> str:
-    kind, name = match.group(1), match.group(2)
-    if kind == "input":
-        raise ServerConfigError(
-            f"${{input:{name}}} needs an interactive prompt, which toolmesh does not have",
-            server=label,
-            key=where,
-            fix=f"Use ${{env:NAME}} and set the environment variable instead of input {name!r}",
-        )
-    value = os.environ.get(name)
-    if value is None:
-        raise ServerConfigError(
-            f"refers to the environment variable {name!r}, which is not set",
-            server=label,
-            key=where,
-            fix=f"Set {name} in the environment",
-        )
-    return value

@@ -1,0 +1,65 @@
+"""The ``toolmesh`` command's last resort: kill the process groups of its stdio servers.
+
+The SDK starts every stdio server in a new session (``start_new_session=True``), so a
+terminal's Ctrl-C never reaches it and only the registry's orderly close stops it. When
+the user insists (a second Ctrl-C), the command kills those groups at once instead of
+giving up on them: a server that ignores SIGTERM and stdin's end is not left behind.
+
+A stdio server is found as a child of this process that leads its own process group; its
+group holds whatever it started (``npx`` and its ``node``). Linux reads ``/proc``; other
+POSIX systems ask ``ps``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+from pathlib import Path
+
+__all__ = ["kill_server_groups", "server_groups"]
+
+
+def server_groups() -> set[int]:
+    """The process groups led by children of this process (its stdio servers)."""
+    me = os.getpid()
+    return {pid for pid, ppid, pgid in _processes() if ppid == me and pgid == pid}
+
+
+def kill_server_groups() -> int:
+    """SIGKILL every group ``server_groups`` finds; returns how many were signalled."""
+    killed = 0
+    for pgid in server_groups():
+        try:
+            os.killpg(pgid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            continue
+        killed += 1
+    return killed
+
+
+def _processes() -> list[tuple[int, int, int]]:
+    """``(pid, ppid, pgid)`` of every visible process."""
+    proc = Path("/proc")
+    if (proc / "self" / "stat").exists():
+        found = []
+        for entry in proc.iterdir():
+            if not entry.name.isdigit():
+                continue
+            try:
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            # "pid (comm) state ppid pgrp ...": comm may hold spaces and parentheses.
+            fields = stat[stat.rfind(")") + 2 :].split()
+            if len(fields) >= 3 and fields[0] != "Z":
+                found.append((int(entry.name), int(fields[1]), int(fields[2])))
+        return found
+    try:
+        listing = subprocess.run(
+            ["ps", "-A", "-o", "pid=,ppid=,pgid="], capture_output=True, text=True, check=True, timeout=10
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return []
+    rows = (line.split() for line in listing.splitlines())
+    return [(int(r[0]), int(r[1]), int(r[2])) for r in rows if len(r) == 3 and all(x.isdigit() for x in r)]
