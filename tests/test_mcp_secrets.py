@@ -8,6 +8,7 @@ isError texts, JSON-RPC errors, a failing tools/list and a refused handshake.
 from __future__ import annotations
 
 import logging
+import traceback
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -62,6 +63,7 @@ def shown_texts(result: ToolResult) -> list[str]:
     texts = [result.presentation.as_text(), result.output.as_text(), repr(result.mcp_result)]
     if result.error is not None:
         texts += [result.error.message, result.error.model_feedback, str(result.error)]
+        texts.append("".join(traceback.format_exception(result.error)))  # with its causes
     return texts
 
 
@@ -156,6 +158,7 @@ async def test_http_failing_tools_list_hides_secrets_in_the_connect_error(caplog
     message = str(caught.value)
     assert "tools/list refused" in message and "***" in message
     assert not leaks(message, SECRETS)
+    assert not leaks("".join(traceback.format_exception(caught.value)), SECRETS)
     assert not leaks(caplog.text, SECRETS)
 
 
@@ -167,6 +170,7 @@ async def test_http_refused_handshake_hides_secrets_in_the_connect_error(caplog:
     message = str(caught.value)
     assert "unauthorized: *** at /t/***/mcp?key=***" in message
     assert not leaks(message, SECRETS)
+    assert not leaks("".join(traceback.format_exception(caught.value)), SECRETS)
     assert not leaks(caplog.text, SECRETS)
 
 

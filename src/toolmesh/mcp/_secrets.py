@@ -100,20 +100,41 @@ class Secrets:
         return text
 
     def redact_exception(self, exc: E) -> E:
-        """``exc`` itself, its message and string attributes redacted in place.
+        """``exc`` itself, redacted in place along its chain of causes.
 
         Used on errors toolmesh has just built from a server's answer
         (``ToolExecutionError``: ``message``, ``model_feedback``; ``ServerConnectionError``:
-        its text); the original exception stays the ``__cause__`` for the operator.
+        its text). The exceptions they were made from (``__cause__``, ``__context__``,
+        the members of exception groups) are redacted too, so a traceback a host logs
+        shows no secret either: their string arguments and attributes, and the wire
+        objects they hold (``MCPError.error``).
         """
         if not self.values:
             return exc
+        seen: set[int] = set()
+        pending: list[BaseException] = [exc]
+        while pending:
+            item = pending.pop()
+            if id(item) in seen:
+                continue
+            seen.add(id(item))
+            self._redact_in_place(item)
+            pending.extend(e for e in (item.__cause__, item.__context__) if e is not None)
+            if isinstance(item, BaseExceptionGroup):
+                pending.extend(item.exceptions)
+        return exc
+
+    def _redact_in_place(self, exc: BaseException) -> None:
         exc.args = tuple(self.redact(arg) if isinstance(arg, str) else arg for arg in exc.args)
         attributes = getattr(exc, "__dict__", {})
         for name, value in list(attributes.items()):
             if isinstance(value, str):
                 attributes[name] = self.redact(value)
-        return exc
+            elif isinstance(value, pydantic.BaseModel):
+                try:
+                    attributes[name] = self.redact_model(value)
+                except (ValueError, pydantic.ValidationError):
+                    continue
 
     def redact_model(self, model: M) -> M:
         """An MCP wire object (a result, a tool) with every secret in its strings replaced.
