@@ -97,11 +97,12 @@ def test_secrets_of_a_spec_are_header_values_tokens_env_url_parts_and_flagged_ar
         "fs",
         "server",
         ["--api-key", "argument-secret-1", "--token=argument-secret-2", "-v"],
-        env={"API_KEY": ENV_TOKEN, "DEBUG": "true"},
+        env={"API_KEY": ENV_TOKEN, "DEBUG": "true", "HOME": "/home/someone", "LC_ALL": "en_US.UTF-8"},
     )
     values = Secrets.of(stdio).values
     assert {ENV_TOKEN, "argument-secret-1", "argument-secret-2"} <= set(values)
     assert "true" not in values and "server" not in values
+    assert "/home/someone" not in values and "en_US.UTF-8" not in values  # paths and locale are not secrets
     assert all(len(value) >= MIN_SECRET_CHARS for value in values)
 
 

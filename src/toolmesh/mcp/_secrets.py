@@ -1,15 +1,18 @@
 """Configured secrets never leave toolmesh: one redaction for results, errors, logs.
 
 A server spec carries secrets: the values of ``headers`` (``Authorization: Bearer xyz``)
-and ``env``, tokens in the URL (query values, path segments after the first), and
-values of stdio ``args`` that follow a flag naming a key or token (``--api-key X``).
+and ``env`` (except the well-known ``PATH``, ``HOME``, locale and terminal variables),
+tokens in the URL (query values, path segments after the first), and values of stdio
+``args`` that follow a flag naming a key or token (``--api-key X``).
+
 A server may echo any of them back (in a result, an ``isError`` text, a JSON-RPC
 error, a failing handshake), and the HTTP library and the SDK log full URLs and
 messages. ``Secrets.of(spec)`` collects the strings once per spec; ``redact`` replaces
 each with ``***``, and the connection applies it wherever server-sent text becomes
-model feedback, output, an error message or a span status. ``LOG_GUARD`` holds a
-logging filter on the loggers of toolmesh, the SDK (``mcp``, ``client``), ``httpx2``
-and ``httpcore2`` while a connection is open, so their records are redacted too.
+model feedback, output or an error message (toolmesh's spans record only error kinds).
+``LOG_GUARD`` holds a logging filter on the loggers of toolmesh, the SDK (``mcp``,
+``client``), ``httpx2`` and ``httpcore2`` while a connection is open, so their records
+are redacted too.
 
 Values shorter than ``MIN_SECRET_CHARS`` are not redacted: flags such as ``"1"``,
 ``"true"`` or ``"debug"`` would otherwise be starred out of every result, and a value
@@ -44,6 +47,15 @@ MIN_SECRET_CHARS = 8
 E = TypeVar("E", bound=BaseException)
 M = TypeVar("M", bound=pydantic.BaseModel)
 
+_PUBLIC_ENV = frozenset(
+    {
+        "PATH", "HOME", "PWD", "OLDPWD", "USER", "LOGNAME", "SHELL", "LANG", "LANGUAGE", "TERM", "TMPDIR",
+        "TMP", "TEMP", "TZ", "HOSTNAME", "SHLVL", "PYTHONPATH", "VIRTUAL_ENV", "NODE_PATH", "COLORTERM",
+    }
+)  # fmt: skip
+"""Variables that hold paths, locale or terminal settings, never credentials: a host that
+passes its whole environment (``env={**os.environ, ...}``) would otherwise see every path
+under its home directory starred out of every answer."""
 _SECRET_FLAG = re.compile(r"key|token|secret|passw|auth|credential|bearer", re.IGNORECASE)
 _LOGGER_PREFIXES = ("toolmesh", "mcp", "httpx2", "httpcore2")
 _KNOWN_LOGGERS = (
@@ -139,25 +151,19 @@ class Secrets:
     def redact_model(self, model: M) -> M:
         """An MCP wire object (a result, a tool) with every secret in its strings replaced.
 
-        Returns ``model`` itself when no secret occurs in it (the common case: one
-        serialisation and one search per secret).
+        Returns ``model`` itself when no secret occurs in it (the common case: one walk
+        over its strings, one search per secret and string, no copy).
 
         Raises:
-            ValueError: when the object is too deeply nested to be searched; the caller
-                fails the call rather than pass on text it could not check.
+            ValueError: when a secret occurs in an object too deeply nested to rebuild;
+                the caller fails the call rather than pass the secret on.
         """
-        if not self.values:
-            return model
-        try:
-            text = model.model_dump_json(by_alias=True)
-        except (ValueError, RecursionError) as exc:
-            raise ValueError("the server's answer is too deeply nested to check it for secrets") from exc
-        if not self.found_in(text):
+        if not self.values or not any(self.found_in(text) for text in _strings(model)):
             return model
         try:
             data = self._scrub(model.model_dump(mode="json", by_alias=True, exclude_unset=True))
         except RecursionError as exc:
-            raise ValueError("the server's answer is too deeply nested to check it for secrets") from exc
+            raise ValueError("the server's answer holds a configured secret too deeply nested to mask") from exc
         return type(model).model_validate(data)
 
     def _scrub(self, value: Any) -> Any:
@@ -170,6 +176,24 @@ class Secrets:
         return value
 
 
+def _strings(value: Any) -> Iterator[str]:
+    """Every string in a wire object: field values, dict keys and values, list items (no recursion)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            yield item
+        elif isinstance(item, pydantic.BaseModel):
+            stack.extend(item.__dict__.values())
+            if item.__pydantic_extra__:
+                stack.extend(item.__pydantic_extra__.items())
+        elif isinstance(item, dict):
+            stack.extend(item.keys())
+            stack.extend(item.values())
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+
+
 def _spec_values(spec: McpServer) -> Iterator[str]:
     for value in spec.headers.values():
         yield value
@@ -179,7 +203,9 @@ def _spec_values(spec: McpServer) -> Iterator[str]:
             yield credentials  # the token of "Bearer xyz"
             if scheme.lower() == "basic":
                 yield from _basic_credentials(credentials)
-    yield from spec.env.values()
+    for name, value in spec.env.items():
+        if name not in _PUBLIC_ENV and not name.startswith(("LC_", "XDG_")):
+            yield value
     if spec.url:
         yield from _url_values(spec.url)
     args = spec.args
