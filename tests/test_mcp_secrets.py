@@ -193,6 +193,18 @@ async def test_stdio_echoed_env_never_reaches_results_errors_logs_or_spans(caplo
     assert not leaks("\n".join(span_texts(exporter)), (ENV_TOKEN,))
 
 
+async def test_stdio_env_never_reaches_descriptions_instructions_or_resources() -> None:
+    async with ToolRegistry() as registry:
+        with anyio.fail_after(30):
+            connection = await registry.connect(stdio_spec())
+            contents = await registry.read_resource("echo", "echo://reveal")
+        description = registry["echo__described"].definition.description
+    assert description.startswith("Runs with") and '"FIXTURE_SECRET_TOKEN": "***"' in description
+    assert connection.instructions is not None and '"FIXTURE_SECRET_TOKEN": "***"' in connection.instructions
+    assert '"FIXTURE_SECRET_TOKEN": "***"' in contents.as_text()
+    assert not leaks(description + connection.instructions + contents.as_text(), (ENV_TOKEN,))
+
+
 async def test_stdio_failing_tools_list_hides_env_in_the_connect_error(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.DEBUG)
     async with ToolRegistry() as registry:
