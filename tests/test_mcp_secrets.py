@@ -93,6 +93,8 @@ def test_secrets_of_a_spec_are_header_values_tokens_env_url_parts_and_flagged_ar
     values = Secrets.of(http).values
     assert {f"Bearer {HEADER_TOKEN}", HEADER_TOKEN, PATH_TOKEN, QUERY_TOKEN} <= set(values)
     assert "abc" not in values and "1" not in values and "t" not in values  # too short to be secrets
+    words = McpServer.http("web", "https://example.com/v1/servers/production/mcp?key=1")
+    assert not Secrets.of(words).values  # path words and a short query value are no tokens
     stdio = McpServer.stdio(
         "fs",
         "server",

@@ -2,8 +2,9 @@
 
 A server spec carries secrets: the values of ``headers`` (``Authorization: Bearer xyz``)
 and ``env`` (except the well-known ``PATH``, ``HOME``, locale and terminal variables),
-tokens in the URL (query values, path segments after the first), and values of stdio
-``args`` that follow a flag naming a key or token (``--api-key X``).
+tokens in the URL (query values, path segments after the first that mix letters and
+digits), and values of stdio ``args`` that follow a flag naming a key or token
+(``--api-key X``).
 
 A server may echo any of them back (in a result, an ``isError`` text, a JSON-RPC
 error, a failing handshake), and the HTTP library and the SDK log full URLs and
@@ -229,7 +230,12 @@ def _basic_credentials(encoded: str) -> Iterator[str]:
 
 
 def _url_values(url: str) -> Iterator[str]:
-    """Userinfo, query values and every path segment after the first (tokens often live there)."""
+    """Userinfo, query values, and path segments after the first that look like tokens.
+
+    A path segment is taken for a token when it mixes letters and digits (hex, base64,
+    UUIDs): words such as ``production`` in ``/v1/servers/production/mcp`` are kept, or
+    they would be starred out of every answer that mentions them.
+    """
     try:
         parts = urlsplit(url)
         user, password = parts.username, parts.password
@@ -244,8 +250,9 @@ def _url_values(url: str) -> Iterator[str]:
     for raw in parts.query.split("&"):
         yield raw.partition("=")[2]
     for segment in parts.path.split("/")[2:]:
-        yield segment
-        yield unquote(segment)
+        if any(c.isdigit() for c in segment) and any(c.isalpha() for c in segment):
+            yield segment
+            yield unquote(segment)
 
 
 def _variants(value: str) -> set[str]:
