@@ -142,7 +142,9 @@ async def test_progress_from_a_long_running_operation(registry: ToolRegistry) ->
 async def test_the_spec_env_reaches_the_process(registry: ToolRegistry) -> None:
     result = await registry.dispatch("ev__get-env")
     assert result.ok, result.error
-    assert '"TOOLMESH_PROBE": "from-the-spec"' in result.output.as_text()
+    # the process has the spec's value: echoed back, a configured env value is starred out (issue 8)
+    assert '"TOOLMESH_PROBE": "***"' in result.output.as_text()
+    assert "from-the-spec" not in result.output.as_text() + result.presentation.as_text()
 
 
 async def test_a_task_only_tool_fails_with_the_servers_reason(registry: ToolRegistry) -> None:

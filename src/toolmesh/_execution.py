@@ -22,7 +22,7 @@ from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from .context import ToolContext
 from .entries import Entry
 from .errors import ErrorKind, ToolExecutionError
-from .output import OutputConversionError, ToolOutput
+from .output import OutputConversionError, ToolOutput, truncate_presentation, truncate_text
 from .result import Disposition, ToolResult, new_result
 
 logger = logging.getLogger("toolmesh")
@@ -207,6 +207,9 @@ async def _execute(
     except ToolExecutionError as error:
         if error.kind is not ErrorKind.INTERNAL:
             logger.info("tool %r failed (%s): %s", row.name, error.kind.value, error.message)
+        limit = row.max_presentation_chars
+        if limit is not None and len(error.model_feedback) > limit:
+            error = error.with_model_feedback(truncate_text(error.model_feedback, limit))
         return ToolResult.failure(
             ctx.call_id,
             row.name,
@@ -215,13 +218,14 @@ async def _execute(
             metadata=ctx.metadata or _EMPTY,
             duration=perf_counter() - start,
         )
+    limit = row.max_presentation_chars
     return new_result(
         ctx.call_id,
         row.name,
         row.kind,
         Disposition.SUCCEEDED,
         output,
-        output,
+        output if limit is None else truncate_presentation(output, limit),
         None,
         ctx.metadata or _EMPTY,
         perf_counter() - start,

@@ -50,6 +50,8 @@ class NativeEntry:
     """Seconds a call may take (the call's context may override it)."""
     show_error_details: bool | None = None
     """Show unexpected exceptions' text to the model (None: the registry decides)."""
+    max_presentation_chars: ClassVar[int | None] = None
+    """Text shown to the model is not bounded for the host's own functions."""
 
     @property
     def function(self) -> Callable[..., Any]:
@@ -90,6 +92,7 @@ class DynamicEntry:
     show_error_details: bool | None = None
     _validator: Any = field(default=None, compare=False)
     _takes_context: bool = field(default=False, compare=False)
+    max_presentation_chars: ClassVar[int | None] = None
 
     @classmethod
     def create(
@@ -189,6 +192,7 @@ class HostedEntry:
     """Which provider runs it (``openai``, ``anthropic``, ``gemini``), if specific."""
     timeout: float | None = None
     show_error_details: bool | None = None
+    max_presentation_chars: ClassVar[int | None] = None
 
     async def invoke(self, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
         """Hosted tools run at the provider; a local call is a not-found error."""
@@ -230,6 +234,8 @@ class McpEntry:
     """The server's connection."""
     timeout: float | None = None
     show_error_details: bool | None = None
+    max_presentation_chars: int | None = None
+    """Longer text blocks are truncated in what the model is shown (the server spec's limit); None: no bound."""
 
     async def invoke(self, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
         """Send ``tools/call`` with the wire name; arrays and scalars never reach the wire.

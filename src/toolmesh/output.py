@@ -207,6 +207,48 @@ def _block_text(block: ContentBlock) -> str:
     raise AssertionError(block)  # pragma: no cover
 
 
+def truncate_text(text: str, max_chars: int) -> str:
+    """``text`` cut to ``max_chars`` characters plus a note the model can read, when longer.
+
+    The note says how many characters were left out and that the host kept them all, so
+    the model neither mistakes the cut for the whole answer nor asks for it verbatim.
+    """
+    if len(text) <= max_chars:
+        return text
+    cut = len(text) - max_chars
+    return (
+        f"{text[:max_chars]}\n[truncated: {cut:,} of {len(text):,} characters not shown; "
+        "the full output was kept for the host]"
+    )
+
+
+def truncate_presentation(output: ToolOutput, max_chars: int) -> ToolOutput:
+    """``output`` with each text block (and embedded text resource) cut by ``truncate_text``.
+
+    Returns ``output`` itself when no block is longer than ``max_chars``: the output the
+    host keeps and the presentation the model is shown are then one object.
+    """
+    blocks = output.blocks
+    if not any(_text_length(block) > max_chars for block in blocks):
+        return output
+    shown: list[ContentBlock] = []
+    for block in blocks:
+        if isinstance(block, Text) and len(block.text) > max_chars:
+            block = Text(truncate_text(block.text, max_chars))
+        elif isinstance(block, EmbeddedResource) and block.text is not None and len(block.text) > max_chars:
+            block = dataclasses.replace(block, text=truncate_text(block.text, max_chars))
+        shown.append(block)
+    return ToolOutput(shown)
+
+
+def _text_length(block: ContentBlock) -> int:
+    if isinstance(block, Text):
+        return len(block.text)
+    if isinstance(block, EmbeddedResource) and block.text is not None:
+        return len(block.text)
+    return 0
+
+
 class OutputConversionError(TypeError):
     """A return value that has no content-block form (bytes, or not JSON-serialisable)."""
 

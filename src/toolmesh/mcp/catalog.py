@@ -101,6 +101,7 @@ def build_rows(
             tool,
             caller,
             timeout,
+            max_presentation_chars=spec.max_presentation_chars,
         )
         for tool in tools
     ]

@@ -39,6 +39,7 @@ from ..errors import ErrorKind, ServerConnectionError, ToolExecutionError
 from ..output import ToolOutput
 from ..result import MCP_ARGUMENTS, MCP_META, MCP_RESULT
 from . import _errors, convert
+from ._secrets import LOG_GUARD, Secrets
 from ._session import Session
 from .catalog import discover_tools
 
@@ -84,6 +85,7 @@ class McpConnection:
         self._failures = 0
         self._next_attempt = 0.0
         self._last_error: str | None = None
+        self._secrets = Secrets.of(spec)
         self.reconnects = 0
         """How many times a lost session was replaced by a new one."""
         self.protocol_version: str | None = None
@@ -120,8 +122,19 @@ class McpConnection:
     def _start(self) -> Session:
         self._generation += 1
         session = Session(self.spec, self._generation, self._tools_changed)
-        self._task_group.start_soon(session.run, name=f"toolmesh MCP session {self.label!r}")
+        self._task_group.start_soon(self._run_session, session, name=f"toolmesh MCP session {self.label!r}")
         return session
+
+    async def _run_session(self, session: Session) -> None:
+        """Run ``session`` with the spec's secrets kept out of every log record meanwhile."""
+        if not self._secrets:
+            await session.run()
+            return
+        LOG_GUARD.hold(self._secrets)
+        try:
+            await session.run()
+        finally:
+            LOG_GUARD.release(self._secrets)
 
     def _adopt(self, session: Session) -> None:
         """Make ``session`` the live one and record what the server said about itself."""
@@ -131,7 +144,7 @@ class McpConnection:
         self.protocol_version = client.protocol_version
         self.server_info = client.server_info
         self.capabilities = client.server_capabilities
-        self.instructions = client.instructions
+        self.instructions = None if client.instructions is None else self._secrets.redact(client.instructions)
 
     def _mark_dead(self, session: Session) -> None:
         session.mark_dead()
@@ -160,7 +173,7 @@ class McpConnection:
                     raise self._connect_error(session.error, http_status=session.take_http_status())
                 self._adopt(session)
                 stage = "listing tools (tools/list)"
-                return await discover_tools(session.client, self.label, self.spec.max_pages)
+                return self._redact_tools(await discover_tools(session.client, self.label, self.spec.max_pages))
         except TimeoutError:
             await session.stop()
             self._session = None
@@ -169,9 +182,10 @@ class McpConnection:
                 f"no answer within {timeout:g}s while {stage}; check that the server runs and answers, or "
                 "raise timeout= on the server spec",
             ) from None
-        except ServerConnectionError:
+        except ServerConnectionError as exc:
             await session.stop()
             self._session = None
+            self._secrets.redact_exception(exc)
             raise
         except Exception as exc:
             await session.stop()
@@ -214,7 +228,7 @@ class McpConnection:
             hint = f"{detail} while {stage}; run the command by hand to see why it fails"
         error = ServerConnectionError(self.label, hint)
         error.__cause__ = leaf
-        return error
+        return self._secrets.redact_exception(error)
 
     async def _revive(self) -> Session:
         """A live session: the current one, or a new one made by a (shared) reconnect."""
@@ -259,7 +273,7 @@ class McpConnection:
                 logger.info("MCP server %r: reconnected (session %d)", self.label, session.generation)
                 self._tools_changed()  # the list may have changed while the server was away
                 return
-            self._last_error = (
+            self._last_error = self._secrets.redact(
                 _errors.classify(session.error).detail if session.error is not None else "no answer in time"
             )
             self._failures += 1
@@ -316,7 +330,9 @@ class McpConnection:
                 self._mark_dead(session)
             elif mapped.unknown_tool:
                 self._tools_changed()  # the catalog is stale: refresh the server's rows
-            raise _errors.map_error(exc, server=self.label, tool=entry.wire_name, http_status=status) from exc
+            error = _errors.map_error(exc, server=self.label, tool=entry.wire_name, http_status=status)
+            raise self._secrets.redact_exception(error) from exc
+        raw = self._redact_result(entry.wire_name, raw)
         metadata[MCP_RESULT] = raw
         if raw.meta:
             metadata[MCP_META] = raw.meta
@@ -331,6 +347,27 @@ class McpConnection:
                 model_feedback=f"The tool {entry.wire_name!r} returned content that could not be read.",
                 cause=exc,
             ) from exc
+
+    def _redact_result(self, tool: str, raw: mcp_types.CallToolResult) -> mcp_types.CallToolResult:
+        """The result with the spec's secrets starred out: it becomes output, feedback and messages."""
+        try:
+            return self._secrets.redact_model(raw)
+        except ValueError as exc:
+            raise ToolExecutionError(
+                f"MCP server {self.label!r}, tools/call {tool!r}: {exc}",
+                kind=ErrorKind.UPSTREAM_ERROR,
+                model_feedback=f"The tool {tool!r} returned content that could not be read.",
+                cause=exc,
+            ) from exc
+
+    def _redact_tools(self, tools: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
+        """The listed tools with the spec's secrets starred out of descriptions and schemas."""
+        if not self._secrets:
+            return tools
+        try:
+            return [self._secrets.redact_model(tool) for tool in tools]
+        except ValueError as exc:
+            raise ServerConnectionError(self.label, f"tools/list: {exc}") from exc
 
     def _tool_error(self, tool: str, raw: mcp_types.CallToolResult) -> ToolExecutionError:
         text = convert.error_text(raw)
@@ -358,12 +395,13 @@ class McpConnection:
             with anyio.fail_after(self.spec.timeout):
                 session = await self._live()
                 assert session.client is not None
-                return await discover_tools(session.client, self.label, self.spec.max_pages)
+                return self._redact_tools(await discover_tools(session.client, self.label, self.spec.max_pages))
         except TimeoutError:
             raise ServerConnectionError(
                 self.label, f"tools/list did not answer within {self.spec.timeout:g}s"
             ) from None
-        except ServerConnectionError:
+        except ServerConnectionError as exc:
+            self._secrets.redact_exception(exc)
             raise
         except ToolExecutionError as exc:  # no live session, and none could be made
             raise ServerConnectionError(self.label, exc.message) from exc
@@ -393,11 +431,12 @@ class McpConnection:
         except Exception as exc:
             status = session.take_http_status() if session is not None else None
             error = _errors.map_error(exc, server=self.label, tool=uri, operation="resources/read", http_status=status)
+            self._secrets.redact_exception(error)
             if session is not None and _errors.classify(exc, status).session_fatal:
                 self._mark_dead(session)
             raise error from exc
         try:
-            return convert.resource_contents_to_blocks(result.contents)
+            return convert.resource_contents_to_blocks(self._secrets.redact_model(result).contents)
         except ValueError as exc:
             raise ToolExecutionError(
                 f"MCP server {self.label!r}, resources/read {uri!r}: {exc}", kind=ErrorKind.UPSTREAM_ERROR, cause=exc
