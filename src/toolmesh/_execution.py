@@ -22,7 +22,7 @@ from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from .context import ToolContext
 from .entries import Entry
 from .errors import ErrorKind, ToolExecutionError
-from .output import OutputConversionError, ToolOutput
+from .output import OutputConversionError, ToolOutput, presentation_of
 from .result import Disposition, ToolResult, new_result
 
 logger = logging.getLogger("toolmesh")
@@ -221,7 +221,7 @@ async def _execute(
         row.kind,
         Disposition.SUCCEEDED,
         output,
-        output,
+        output if output.__class__ is ToolOutput else presentation_of(output),
         None,
         ctx.metadata or _EMPTY,
         perf_counter() - start,
