@@ -29,6 +29,13 @@ def compiled(schema: dict[str, Any], tool: str = "t") -> Any:
         {"type": "object", "properties": [1, 2]},
         {"type": "object", "required": 5},
         {"type": "object", "properties": {"x": {"$ref": "https://example.com/remote.json"}}},
+        {"type": "object", "properties": {"x": {"type": "text"}}},
+        {"type": "object", "properties": {"x": {"enum": 5}}},
+        {"type": "object", "properties": {"x": {"minimum": "1"}}},
+        {"type": "object", "properties": {"x": {"items": 5}}},
+        {"type": "object", "properties": {"x": {"anyOf": []}}},
+        {"type": "object", "$defs": 5},
+        {"$schema": "http://json-schema.org/draft-04/schema#", "type": "object", "required": []},
     ],
 )
 def test_unusable_schemas_compile_to_none_with_one_warning(
@@ -94,3 +101,20 @@ def test_the_fast_path_agrees_with_jsonschema(schema: dict[str, Any], value: Any
     assert validator is not None
     expected = jsonschema.Draft202012Validator(schema).is_valid(value)
     assert (validator.problems(value) == []) is expected
+
+
+_KEYWORDS = ["type", "enum", "minimum", "maxLength", "pattern", "required", "properties", "items", "anyOf", "not"]
+_loose = st.recursive(
+    st.none() | st.booleans() | st.integers(-3, 3) | st.sampled_from(["string", "object", "a+", "x"]),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.sampled_from([*_KEYWORDS, "a", "b"]), inner),
+    max_leaves=10,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(schema=st.dictionaries(st.sampled_from(_KEYWORDS), _loose, max_size=4), value=_json)
+def test_a_schema_that_compiles_never_fails_a_check(schema: dict[str, Any], value: Any) -> None:
+    # Malformed keywords make the schema unusable at discovery, never a crash at call time.
+    validator = compile_schema(schema, server="prop", tool="loose", what="inputSchema")
+    if validator is not None:
+        validator.problems(value)  # raises SchemaUnusableError if the schema itself fails

@@ -38,6 +38,8 @@ import referencing
 import referencing.jsonschema
 from jsonschema.protocols import Validator
 
+from ._schema_shape import keyword_problem
+
 __all__ = ["SchemaUnusableError", "SchemaValidator", "compile_schema"]
 
 logger = logging.getLogger("toolmesh.mcp")
@@ -100,6 +102,8 @@ def _pattern_properties(validator: Validator, patterns: Any, instance: Any, sche
     if not validator.is_type(instance, "object"):
         return
     for pattern, subschema in patterns.items():
+        if _re2(pattern) is None:
+            continue  # RE2 cannot run it: skipped (reported at discovery)
         for key, value in instance.items():
             if _search(pattern, key):
                 yield from validator.descend(value, subschema, path=key, schema_path=pattern)  # type: ignore[attr-defined]
@@ -258,7 +262,7 @@ def compile_schema(schema: Mapping[str, Any] | None, *, server: str, tool: str, 
 @functools.lru_cache(maxsize=_CACHE_SIZE)
 def _compile(key: str, server: str, tool: str, what: str) -> SchemaValidator | None:
     schema = json.loads(key)
-    problem, skipped = _inspect(schema)
+    problem, skipped = _inspect(schema, any(f'"{keyword}"' in key for keyword in _REFS))
     if problem is not None:
         logger.warning(
             "MCP server %r, tool %r: its %s cannot be used (%s); its values are not checked locally",
@@ -282,80 +286,93 @@ def _compile(key: str, server: str, tool: str, what: str) -> SchemaValidator | N
     return SchemaValidator(validator, fast)
 
 
-def _inspect(schema: Any) -> tuple[str | None, list[str]]:
+def _inspect(schema: Any, has_refs: bool) -> tuple[str | None, list[str]]:
     """Why ``schema`` cannot be used (or None), and the patterns RE2 cannot compile."""
     if not isinstance(schema, dict):
         return f"it is a JSON {type(schema).__name__}, not an object", []
     base = jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
     try:
-        # format_checker=None: the metaschema's "format": "regex" would compile patterns on ``re``
-        base.check_schema(schema, format_checker=None)  # type: ignore[call-arg]
+        if base in _OLD_DRAFTS:  # their keywords differ: their (small) metaschemas say what is valid
+            # format_checker=None: the metaschema's "format": "regex" would compile patterns on ``re``
+            base.check_schema(schema, format_checker=None)  # type: ignore[arg-type]
+        return _walk(schema, has_refs, check_shapes=base not in _OLD_DRAFTS)
     except jsonschema.exceptions.SchemaError as exc:
         where = "/".join(map(str, exc.absolute_path)) or "the root"
         return f"invalid at {where}: {exc.message[:_MAX_PROBLEM_CHARS]}", []
     except RecursionError:
         return "it is nested too deeply", []
-    try:
-        return _walk(schema)
-    except RecursionError:
-        return "it is nested too deeply", []
+    except referencing.exceptions.Unresolvable as exc:
+        return f"its reference {str(exc)[:80]} does not resolve within the schema", []
+    except Exception as exc:  # referencing choking on a malformed $id or $defs
+        return f"its references cannot be followed ({type(exc).__name__}: {str(exc)[:80]})", []
 
 
-def _walk(schema: dict[str, Any]) -> tuple[str | None, list[str]]:
-    """Resolve every reference, find patterns, and find a subschema applied to its own value."""
-    specification = referencing.jsonschema.specification_with(
-        str(schema.get("$schema", "")), default=referencing.jsonschema.DRAFT202012
-    )
-    root = specification.create_resource(schema)
-    registry: referencing.Registry[Any] = referencing.Registry().with_resource(root.id() or "", root).crawl()
-    resolver = registry.resolver(base_uri=root.id() or "")
+def _walk(schema: dict[str, Any], has_refs: bool, *, check_shapes: bool) -> tuple[str | None, list[str]]:
+    """Check each node's keywords, resolve every reference, find patterns, and find a
+    subschema applied to its own value."""
+    resolver: Any = None
+    specification: Any = None
+    if has_refs:
+        specification = referencing.jsonschema.specification_with(
+            str(schema.get("$schema", "")), default=referencing.jsonschema.DRAFT202012
+        )
+        root = specification.create_resource(schema)
+        registry: referencing.Registry[Any] = referencing.Registry().with_resource(root.id() or "", root).crawl()
+        resolver = registry.resolver(base_uri=root.id() or "")
     in_place: dict[int, list[int]] = {}
     patterns: set[str] = set()
     seen: set[int] = set()
-    stack: list[tuple[Any, Any]] = [(schema, resolver)]
+    stack: list[tuple[Any, Any, str]] = [(schema, resolver, "")]
     while stack:
-        node, here = stack.pop()
+        node, here, where = stack.pop()
         if not isinstance(node, dict) or id(node) in seen:
             continue
         seen.add(id(node))
         if len(seen) > MAX_NODES:
             return f"it has more than {MAX_NODES} subschemas", []
-        if node is not schema and "$id" in node:
+        if check_shapes:
+            problem = keyword_problem(node)
+            if problem is not None:
+                return f"invalid at {where or 'the root'}: {problem}", []
+        if here is not None and node is not schema and "$id" in node:
             here = here.in_subresource(specification.create_resource(node))
-        edges: list[Any] = []
+        edges: list[tuple[Any, Any, str]] = []
         for keyword in _REFS:
             ref = node.get(keyword)
-            if isinstance(ref, str):
+            if isinstance(ref, str) and here is not None:
                 try:
                     resolved = here.lookup(ref)
                 except referencing.exceptions.Unresolvable:
                     return f"its {keyword} {ref[:80]!r} does not resolve within the schema", []
-                edges.append((resolved.contents, resolved.resolver))
+                edges.append((resolved.contents, resolved.resolver, ref))
         for keyword in _IN_PLACE_LISTS:
             items = node.get(keyword)
             if isinstance(items, list):
-                edges.extend((item, here) for item in items)
-        edges.extend((node[keyword], here) for keyword in _IN_PLACE_ONE if keyword in node)
+                edges.extend((item, here, f"{where}/{keyword}/{i}") for i, item in enumerate(items))
+        edges.extend((node[keyword], here, f"{where}/{keyword}") for keyword in _IN_PLACE_ONE if keyword in node)
         for keyword in _IN_PLACE_MAPS:
             values = node.get(keyword)
             if isinstance(values, dict):
-                edges.extend((value, here) for value in values.values() if isinstance(value, dict))
-        in_place[id(node)] = [id(child) for child, _ in edges if isinstance(child, dict)]
+                edges.extend((v, here, f"{where}/{keyword}/{k}") for k, v in values.items() if isinstance(v, dict))
+        in_place[id(node)] = [id(child) for child, _, _ in edges if isinstance(child, dict)]
         stack.extend(edges)
         if isinstance(node.get("pattern"), str):
             patterns.add(node["pattern"])
         for keyword in _DESCEND_MAPS:
             values = node.get(keyword)
             if isinstance(values, dict):
-                stack.extend((value, here) for value in values.values())
+                stack.extend((v, here, f"{where}/{keyword}/{k}") for k, v in values.items())
                 if keyword == "patternProperties":
                     patterns.update(values)
-        stack.extend((node[keyword], here) for keyword in _DESCEND_ONE if keyword in node)
+        stack.extend((node[keyword], here, f"{where}/{keyword}") for keyword in _DESCEND_ONE if keyword in node)
         items = node.get("items")
-        stack.extend((item, here) for item in (items if isinstance(items, list) else [items]))
+        if isinstance(items, list):
+            stack.extend((item, here, f"{where}/items/{i}") for i, item in enumerate(items))
+        elif items is not None:
+            stack.append((items, here, f"{where}/items"))
         prefix = node.get("prefixItems")
         if isinstance(prefix, list):
-            stack.extend((item, here) for item in prefix)
+            stack.extend((item, here, f"{where}/prefixItems/{i}") for i, item in enumerate(prefix))
     if _has_cycle(in_place):
         return "a subschema applies itself to the same value ($ref cycle or self-containing anyOf/allOf)", []
     return None, sorted(p for p in patterns if _re2(p) is None)
