@@ -64,6 +64,7 @@ _DESCEND_MAPS = ("properties", "patternProperties")
 _REFS = ("$ref", "$dynamicRef", "$recursiveRef")
 
 _OLD_DRAFTS = (jsonschema.Draft3Validator, jsonschema.Draft4Validator)
+_DRAFT2020 = jsonschema.Draft202012Validator
 
 _RE2_OPTIONS = re2.Options()
 _RE2_OPTIONS.log_errors = False  # failures are reported by toolmesh, once, naming the tool
@@ -295,7 +296,7 @@ def _inspect(schema: Any, has_refs: bool) -> tuple[str | None, list[str]]:
         if base in _OLD_DRAFTS:  # their keywords differ: their (small) metaschemas say what is valid
             # format_checker=None: the metaschema's "format": "regex" would compile patterns on ``re``
             base.check_schema(schema, format_checker=None)  # type: ignore[arg-type]
-        return _walk(schema, has_refs, check_shapes=base not in _OLD_DRAFTS)
+        return _walk(schema, has_refs, check_shapes=base not in _OLD_DRAFTS, draft2020=base is _DRAFT2020)
     except jsonschema.exceptions.SchemaError as exc:
         where = "/".join(map(str, exc.absolute_path)) or "the root"
         return f"invalid at {where}: {exc.message[:_MAX_PROBLEM_CHARS]}", []
@@ -307,7 +308,9 @@ def _inspect(schema: Any, has_refs: bool) -> tuple[str | None, list[str]]:
         return f"its references cannot be followed ({type(exc).__name__}: {str(exc)[:80]})", []
 
 
-def _walk(schema: dict[str, Any], has_refs: bool, *, check_shapes: bool) -> tuple[str | None, list[str]]:
+def _walk(
+    schema: dict[str, Any], has_refs: bool, *, check_shapes: bool, draft2020: bool
+) -> tuple[str | None, list[str]]:
     """Check each node's keywords, resolve every reference, find patterns, and find a
     subschema applied to its own value."""
     resolver: Any = None
@@ -331,7 +334,7 @@ def _walk(schema: dict[str, Any], has_refs: bool, *, check_shapes: bool) -> tupl
         if len(seen) > MAX_NODES:
             return f"it has more than {MAX_NODES} subschemas", []
         if check_shapes:
-            problem = keyword_problem(node)
+            problem = keyword_problem(node, draft2020=draft2020)
             if problem is not None:
                 return f"invalid at {where or 'the root'}: {problem}", []
         if here is not None and node is not schema and "$id" in node:

@@ -148,10 +148,15 @@ _SHAPES: dict[str, Callable[[Any], str | None]] = {
 }
 
 
-def keyword_problem(node: dict[str, Any]) -> str | None:
+_SHAPES_2020 = {**_SHAPES, "items": _schema}
+"""Draft 2020-12: ``items`` is one schema (``prefixItems`` took over the array form)."""
+
+
+def keyword_problem(node: dict[str, Any], *, draft2020: bool) -> str | None:
     """``keyword: what is wrong`` for the first keyword of ``node`` with a value of the wrong shape."""
+    shapes = _SHAPES_2020 if draft2020 else _SHAPES
     for keyword, value in node.items():
-        shape = _SHAPES.get(keyword)
+        shape = shapes.get(keyword)
         if shape is not None:
             problem = shape(value)
             if problem is not None:
