@@ -15,11 +15,13 @@ compiled once per tool at discovery (``compile_schema``), never per call, into a
   "#"}``, a self-containing ``anyOf``) would recurse until Python gives up: it is found
   at compile time and makes the schema unusable.
 
-An unusable schema (one that is not valid against its metaschema, like ``properties:
-[1, 2]`` or ``required: 5``, or one of the above) does not break discovery: it is
-reported once, with a warning naming the server, the tool and why, and that tool's
-values are not checked locally. Compiled validators are cached by schema, so a refresh
-that lists the same schema again neither recompiles nor warns again.
+An unusable schema (a keyword whose value has the wrong shape, like ``properties: [1,
+2]`` or ``required: 5``, checked per node by ``_schema_shape``; or one of the above)
+does not break discovery: it is reported once, with a warning naming the server, the
+tool and why, and that tool's values are not checked locally. Compiled validators are
+cached by schema, so a refresh that lists the same schema again neither recompiles nor
+warns again. A flat object schema of typed properties (most tools') also gets a fast
+path: a few type checks accept a valid value without jsonschema's machinery.
 """
 
 from __future__ import annotations
