@@ -16,6 +16,7 @@ from toolmesh.mcp.convert import (
     tool_definition,
     tool_title,
 )
+from toolmesh.output import presentation_of
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
 WAV = b"RIFF....WAVEfmt "
@@ -67,31 +68,33 @@ def test_every_block_type_keeps_its_order() -> None:
     ]
 
 
-def test_structured_content_replaces_the_text_that_repeats_it() -> None:
+def test_structured_content_is_kept_for_the_host_and_the_model_sees_the_content() -> None:
+    # Issue 7 #2: the model never sees one value twice; structuredContent stays on output.
+    image = t.ImageContent(type="image", data=b64(PNG), mime_type="image/png")
     output = call_result_to_output(
-        result(
-            t.ImageContent(type="image", data=b64(PNG), mime_type="image/png"),
-            t.TextContent(type="text", text='{\n  "sum": 3\n}'),
-            structured={"sum": 3},
-        )
+        result(image, t.TextContent(type="text", text='{\n  "sum": 3\n}'), structured={"sum": 3})
     )
-    assert list(output) == [Image(PNG, "image/png"), Json({"sum": 3})]
+    assert list(output) == [Json({"sum": 3}), Image(PNG, "image/png"), Text('{\n  "sum": 3\n}')]
+    assert output.structured == {"sum": 3}
+    assert list(presentation_of(output)) == [Image(PNG, "image/png"), Text('{\n  "sum": 3\n}')]
 
 
-def test_structured_content_without_a_repeat_comes_first_and_other_text_stays() -> None:
-    output = call_result_to_output(result(t.TextContent(type="text", text="The sum is 3."), structured={"sum": 3}))
-    assert list(output) == [Json({"sum": 3}), Text("The sum is 3.")]
+def test_a_wrapped_primitive_is_shown_once() -> None:
+    output = call_result_to_output(result(t.TextContent(type="text", text="next"), structured={"result": "next"}))
+    assert output.structured == {"result": "next"}
+    assert list(presentation_of(output)) == [Text("next")]
 
 
-def test_text_that_looks_like_other_json_is_kept() -> None:
-    output = call_result_to_output(result(t.TextContent(type="text", text='{"sum": 4}'), structured={"sum": 3}))
-    assert list(output) == [Json({"sum": 3}), Text('{"sum": 4}')]
+def test_structured_content_alone_is_shown_as_json() -> None:
+    output = call_result_to_output(result(structured={"sum": 3}))
+    assert list(output) == [Json({"sum": 3})]
+    assert list(presentation_of(output)) == [Json({"sum": 3})]
 
 
-def test_only_one_repeat_is_dropped() -> None:
-    text = t.TextContent(type="text", text='{"a": 1}')
-    output = call_result_to_output(result(text, text, structured={"a": 1}))
-    assert list(output) == [Json({"a": 1}), Text('{"a": 1}')]
+def test_text_is_never_parsed_beside_structured_content() -> None:
+    deep = "[" * 100_000 + "]" * 100_000  # Issue 8 #6: a deeply nested JSON text block
+    output = call_result_to_output(result(t.TextContent(type="text", text=deep), structured={"a": 1}))
+    assert list(presentation_of(output)) == [Text(deep)]
 
 
 def test_plain_text_is_never_parsed() -> None:

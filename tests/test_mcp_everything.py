@@ -73,10 +73,13 @@ async def test_echo(registry: ToolRegistry) -> None:
 async def test_structured_content(registry: ToolRegistry) -> None:
     result = await registry.dispatch("ev__get-structured-content", {"location": "New York"})
     assert result.ok, result.error
-    (block,) = list(result.output)  # the JSON text that repeats it is not duplicated
+    # Issue 7 #2: the host keeps the structured value, the model is shown the server's content once.
+    block, *shown = list(result.output)
     assert isinstance(block, Json)
     assert block.value == result.mcp_result.structured_content
     assert set(block.value) == {"temperature", "conditions", "humidity"}
+    assert shown == [Text(c.text) for c in result.mcp_result.content]
+    assert list(result.presentation) == shown and not any(isinstance(b, Json) for b in result.presentation)
 
 
 async def test_tiny_image_between_texts(registry: ToolRegistry) -> None:
@@ -117,11 +120,13 @@ async def test_resource_reference(registry: ToolRegistry, kind: str, field: str)
 
 async def test_get_sum_with_bad_arguments_is_an_error_the_model_can_read(registry: ToolRegistry) -> None:
     result = await registry.dispatch("ev__get-sum", {"a": "one", "b": 2}, ToolContext(call_id="c9"))
-    assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR
-    assert "expected number" in result.error.model_feedback  # the server's own text
-    assert result.mcp_result.is_error
+    # Issue 7 #1: checked against the discovered inputSchema before the wire.
+    assert result.error is not None and result.error.kind is ErrorKind.INVALID_ARGUMENTS
+    assert "a: 'one' is not of type 'number'" in result.error.model_feedback
+    assert result.mcp_result is None  # nothing was sent
     item = result.to_mcp_call_item()
-    assert item["name"] == "get-sum" and item["error"]["type"] == "mcp_tool_execution_error"
+    assert item["name"] == "get-sum" and item["error"]["type"] == "mcp_protocol_error"
+    assert item["error"]["code"] == -32602
     good = await registry.dispatch("ev__get-sum", {"a": 1, "b": 2})
     assert good.output.as_text() == "The sum of 1 and 2 is 3."
 

@@ -18,6 +18,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
+from _mcp import lowlevel_stdio
 from _servers import FIXTURES, ServerURL, http_server, stdio_params
 from toolmesh import ServerConnectionError, ToolRegistry, ToolResult
 from toolmesh.mcp import McpServer
@@ -235,3 +236,15 @@ async def test_log_filter_is_on_the_http_loggers_only_while_a_connection_is_open
         assert record.getMessage() == "GET /x?key=***"
     assert HEADER_TOKEN not in LOG_GUARD.secrets.values
     assert bool(library.filters) == held_before
+
+
+async def test_a_tool_whose_name_holds_a_configured_secret_is_left_out(caplog: pytest.LogCaptureFixture) -> None:
+    secret_name = "tool_named_after_a_secret_x9"
+    with anyio.fail_after(60), caplog.at_level(logging.WARNING, logger="toolmesh.mcp"):
+        async with ToolRegistry() as registry:
+            await registry.connect(lowlevel_stdio("low", {"FIXTURE_EXTRA_TOOLS": secret_name}))
+            assert "low__echo" in registry.names()
+            assert not any(secret_name in name for name in registry.names())
+            assert (await registry.dispatch("low__echo", {"text": "still works"})).ok
+    assert "1 tool(s) whose name holds a configured secret" in caplog.text
+    assert secret_name not in caplog.text

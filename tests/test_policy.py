@@ -101,14 +101,16 @@ async def test_policy_on_the_rows_of_a_real_mcp_server(registry: ToolRegistry) -
             by_server = await run_tool_calls(snapshot, calls, hooks=[DenyServers("de*")])
             only_other = await run_tool_calls(snapshot, calls, hooks=[AllowServers("other")])
             only_demo = await run_tool_calls(snapshot, calls[:1], hooks=[AllowServers("demo")])
-            destructive = await run_tool_calls(snapshot, calls, hooks=[DenyAnnotated(destructive=True), Fixer()])
+            # unannotated MCP tools count as destructive and open-world (issue 7 #7): ask for closed-world
+            closed = DenyAnnotated(destructive=True, open_world=False)
+            destructive = await run_tool_calls(snapshot, calls, hooks=[closed, Fixer()])
 
     assert dispositions(by_server) == ["refused", "refused", "refused", "succeeded"]  # native rows pass
     assert dispositions(only_other) == ["refused", "refused", "refused", "succeeded"]
     assert only_demo[0].ok and only_demo[0].output.as_text() == "hi"
     assert dispositions(destructive) == ["succeeded", "refused", "failed", "succeeded"]
     assert destructive[1].presentation.as_text() == (
-        "The tool 'demo__delete_item' is not allowed here (it is marked destructive=true)."
+        "The tool 'demo__delete_item' is not allowed here (it is marked destructive=true, open-world=false)."
     )
     # the server's -32602 answer reached on_invalid_tool_call after dispatch
     assert destructive[2].presentation.as_text() == "Fixer saw: invalid_arguments"

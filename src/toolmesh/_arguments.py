@@ -17,6 +17,19 @@ from .errors import ErrorKind, ToolExecutionError
 
 _NULLISH = frozenset({"", "null"})
 
+MAX_DEPTH = 64
+"""The deepest nesting of arrays and objects accepted in arguments (dynamic and MCP rows).
+
+Deeper values are refused before any schema check, which recurses once per level and
+would otherwise end in a ``RecursionError``; real tool arguments are far shallower."""
+MAX_WIRE_INTEGER = 2**53 - 1
+"""The largest integer magnitude sent to an MCP server.
+
+I-JSON (RFC 7493) and the JSON RFC's interoperability note: integers beyond 2**53 - 1
+are not exact in the many JSON parsers that read numbers as IEEE-754 doubles, which
+include those of the TypeScript SDK's servers. A larger integer would reach the tool
+silently changed, so it is refused before the wire; send it as a string instead."""
+
 
 def is_empty_arguments(text: str) -> bool:
     """Whether JSON text means "no arguments" (empty, blank or ``null``)."""
@@ -69,11 +82,9 @@ def parse_object(
         if is_empty_arguments(arguments):
             return {}
         try:
-            value = json.loads(arguments)
-        except json.JSONDecodeError as exc:
-            raise invalid_arguments(
-                tool, f"arguments are not valid JSON ({exc.msg} at position {exc.pos}).", parameters
-            ) from None
+            value = decode_json(arguments)
+        except ValueError as exc:
+            raise invalid_arguments(tool, f"{exc}.", parameters) from None
         if value is None:
             return {}
         if not isinstance(value, dict):
@@ -82,6 +93,63 @@ def parse_object(
     if isinstance(arguments, Mapping):
         return dict(arguments)
     raise not_an_object(tool, arguments, parameters)
+
+
+def _short(text: str) -> str:
+    return text if len(text) <= 120 else text[:117] + "..."
+
+
+def unsendable(data: Mapping[str, Any], *, wire: bool) -> str | None:
+    """Why arguments cannot be checked or sent, naming the path; None when they can.
+
+    Always: nesting deeper than ``MAX_DEPTH``. With ``wire`` (arguments for an MCP
+    server): strings not encodable as UTF-8 (lone surrogates such as ``"\\ud800"``),
+    NaN and infinities (JSON has no such numbers), integers beyond ``MAX_WIRE_INTEGER``,
+    object keys that are not strings, and values that are not JSON at all.
+    """
+    stack: list[tuple[Any, tuple[int | str, ...]]] = [(data, ())]
+    while stack:
+        value, loc = stack.pop()
+        kind = type(value)
+        if kind is str:
+            if wire and not value.isascii():
+                try:
+                    value.encode()
+                except UnicodeEncodeError:
+                    return f"{_path(loc)}: the string is not valid Unicode (it has a lone surrogate)"
+            continue
+        if kind is dict or isinstance(value, Mapping):
+            if len(loc) >= MAX_DEPTH:
+                return f"{_path(loc)}: nested too deeply (at most {MAX_DEPTH} levels)"
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    if wire:
+                        return f"{_path(loc)}: object keys must be strings, got {_json_type_name(key)}"
+                    key = str(key)
+                elif wire and not key.isascii():
+                    try:
+                        key.encode()
+                    except UnicodeEncodeError:
+                        return f"{_path(loc)}: a key is not valid Unicode (it has a lone surrogate)"
+                stack.append((item, (*loc, key)))
+        elif kind is list or kind is tuple:
+            if len(loc) >= MAX_DEPTH:
+                return f"{_path(loc)}: nested too deeply (at most {MAX_DEPTH} levels)"
+            stack.extend((item, (*loc, index)) for index, item in enumerate(value))
+        elif not wire or kind is bool or value is None:
+            continue
+        elif isinstance(value, int):
+            if not -MAX_WIRE_INTEGER <= value <= MAX_WIRE_INTEGER:
+                return (
+                    f"{_path(loc)}: the integer is too large to send exactly (at most {MAX_WIRE_INTEGER} in "
+                    "magnitude); send it as a string"
+                )
+        elif isinstance(value, float):
+            if value != value or value in (float("inf"), float("-inf")):
+                return f"{_path(loc)}: {value!r} is not a JSON number"
+        else:
+            return f"{_path(loc)}: a {type(value).__name__} is not a JSON value"
+    return None
 
 
 def _path(loc: tuple[int | str, ...]) -> str:
@@ -120,41 +188,60 @@ def from_validation_error(
     return invalid_arguments(tool, "; ".join(problems) + ".", parameters)
 
 
-def _type_of(schema: Mapping[str, Any], defs: Mapping[str, Any]) -> str:
+_DESCRIBE_DEPTH = 4
+
+
+def _json_text(value: object) -> str:
+    try:
+        return _short(json.dumps(value, ensure_ascii=False))
+    except (TypeError, ValueError, RecursionError):
+        return "?"
+
+
+def _type_of(schema: object, defs: Mapping[str, Any], depth: int = 0) -> str:
+    """A short type description; bounded, since a server's schema may be malformed or cyclic."""
+    if not isinstance(schema, Mapping) or depth > _DESCRIBE_DEPTH:
+        return "any"
     if "$ref" in schema:
-        target = defs.get(str(schema["$ref"]).rsplit("/", 1)[-1])
-        return _type_of(target, defs) if isinstance(target, Mapping) else str(schema["$ref"]).rsplit("/", 1)[-1]
-    if "enum" in schema:
-        return "one of " + "/".join(json.dumps(v) for v in schema["enum"])
+        name = str(schema["$ref"]).rsplit("/", 1)[-1]
+        target = defs.get(name)
+        return _type_of(target, defs, depth + 1) if isinstance(target, Mapping) else name
+    if isinstance(schema.get("enum"), list):
+        return "one of " + "/".join(_json_text(v) for v in schema["enum"])
     if "type" in schema:
         kind = schema["type"]
         if kind == "array" and isinstance(schema.get("items"), Mapping):
-            return f"array of {_type_of(schema['items'], defs)}"
-        return "/".join(kind) if isinstance(kind, list) else str(kind)
+            return f"array of {_type_of(schema['items'], defs, depth + 1)}"
+        return "/".join(map(str, kind)) if isinstance(kind, list) else str(kind)
     if "const" in schema:
-        return json.dumps(schema["const"])
+        return _json_text(schema["const"])
     for key in ("anyOf", "oneOf"):
-        if key in schema:
-            return " or ".join(_type_of(option, defs) for option in schema[key])
+        if isinstance(schema.get(key), list):
+            return " or ".join(_type_of(option, defs, depth + 1) for option in schema[key])
     return "any"
 
 
 def describe_parameters(parameters: Mapping[str, Any]) -> str:
-    """A one-line summary of an object schema: ``a (integer, required), b (string)``."""
-    properties = parameters.get("properties") or {}
-    if not properties:
+    """A one-line summary of an object schema: ``a (integer, required), b (string)``.
+
+    Never fails: parts of a malformed schema (a server's) read as ``any``.
+    """
+    properties = parameters.get("properties")
+    if not properties or not isinstance(properties, Mapping):
         return "none"
-    required = set(parameters.get("required") or ())
-    defs = parameters.get("$defs") or parameters.get("definitions") or {}
+    required = parameters.get("required")
+    required = set(required) if isinstance(required, list) and all(isinstance(r, str) for r in required) else set()
+    defs = parameters.get("$defs") or parameters.get("definitions")
+    defs = defs if isinstance(defs, Mapping) else {}
     parts = []
     for name, schema in properties.items():
         flag = ", required" if name in required else ""
-        parts.append(f"{name} ({_type_of(schema, defs) if isinstance(schema, Mapping) else 'any'}{flag})")
+        parts.append(f"{name} ({_type_of(schema, defs)}{flag})")
     return ", ".join(parts)
 
 
 def _no_constant(name: str) -> Any:
-    raise ValueError(f"arguments hold {name}, which JSON does not allow")
+    raise ValueError(f"arguments are not valid JSON: they hold {name}, which JSON does not allow")
 
 
 def _too_large(exc: ValueError) -> bool:
@@ -162,7 +249,7 @@ def _too_large(exc: ValueError) -> bool:
 
 
 def _digits() -> str:
-    return f"an integer with more than {sys.get_int_max_str_digits()} digits"
+    return f"an integer with too many digits (more than {sys.get_int_max_str_digits()} digits)"
 
 
 def decode_json(text: str) -> Any:
@@ -181,7 +268,9 @@ def decode_json(text: str) -> Any:
     except json.JSONDecodeError as exc:
         raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
     except RecursionError:
-        raise ValueError("arguments are nested too deeply to parse") from None
+        raise ValueError(
+            f"arguments are nested too deeply to parse (at most {MAX_DEPTH} levels are accepted)"
+        ) from None
     except ValueError as exc:
         if _too_large(exc):
             raise ValueError(f"arguments hold {_digits()}") from None

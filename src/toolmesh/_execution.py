@@ -22,7 +22,7 @@ from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 from .context import ToolContext
 from .entries import Entry
 from .errors import ErrorKind, ToolExecutionError
-from .output import OutputConversionError, ToolOutput, truncate_presentation, truncate_text
+from .output import OutputConversionError, ToolOutput, presentation_of, truncate_presentation, truncate_text
 from .result import Disposition, ToolResult, new_result
 
 logger = logging.getLogger("toolmesh")
@@ -219,13 +219,14 @@ async def _execute(
             duration=perf_counter() - start,
         )
     limit = row.max_presentation_chars
+    shown = output if output.__class__ is ToolOutput else presentation_of(output)
     return new_result(
         ctx.call_id,
         row.name,
         row.kind,
         Disposition.SUCCEEDED,
         output,
-        output if limit is None else truncate_presentation(output, limit),
+        shown if limit is None else truncate_presentation(shown, limit),
         None,
         ctx.metadata or _EMPTY,
         perf_counter() - start,

@@ -1,16 +1,16 @@
 """Finding what is wrong with a call before it runs: unknown name, bad JSON, invalid arguments.
 
-Arguments are checked ahead of dispatch only for rows that validate locally anyway
-(native and dynamic rows), with the row's own validator, so the check can never
-reject a call that dispatch would accept. MCP rows are validated by their server;
-its ``invalid_arguments`` answer reaches the invalid-call path after dispatch.
+Arguments are checked ahead of dispatch with the row's own validator (native, dynamic
+and MCP rows: an MCP row checks its discovered ``inputSchema`` locally), so the check
+can never reject a call that dispatch would accept. What only the server can reject
+(its ``invalid_arguments`` answer) reaches the invalid-call path after dispatch.
 """
 
 from __future__ import annotations
 
 from . import _arguments
 from .calls import ToolCall
-from .entries import DynamicEntry, Entry, NativeEntry
+from .entries import DynamicEntry, Entry, McpEntry, NativeEntry
 from .errors import ErrorKind, ToolExecutionError
 from .hooks import InvalidCall, InvalidCallKind
 from .registry import ToolSnapshot
@@ -46,8 +46,8 @@ def argument_error(entry: Entry, arguments: str) -> ToolExecutionError | None:
         match entry:
             case NativeEntry():
                 entry.tool.validate(arguments)
-            case DynamicEntry():
+            case DynamicEntry() | McpEntry():
                 entry.validate(arguments)
     except ToolExecutionError as error:
-        return error
+        return error if error.kind is ErrorKind.INVALID_ARGUMENTS else None
     return None

@@ -16,19 +16,21 @@ import jsonschema
 import jsonschema.exceptions
 
 from . import _arguments
-from .capabilities import ToolCapabilities
+from .capabilities import TaskSupport, ToolCapabilities
 from .context import ToolContext
 from .definition import ToolDefinition
 from .errors import ConfigurationError, ErrorKind, ToolExecutionError
+from .mcp._schema import SchemaUnusableError
 from .output import ToolOutput, to_output
 from .result import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 
 if TYPE_CHECKING:
     import mcp_types
 
+    from .mcp._schema import SchemaValidator
     from .native import NativeTool
 
-__all__ = ["DynamicEntry", "Entry", "HostedEntry", "McpEntry", "NativeEntry"]
+__all__ = ["DynamicEntry", "Entry", "HostedEntry", "McpEntry", "NativeEntry", "is_advertised"]
 
 DynamicHandler: TypeAlias = Callable[..., Awaitable[Any]]
 
@@ -160,6 +162,9 @@ class DynamicEntry:
         """
         params = self.definition.parameters
         data = _arguments.parse_object(self.name, arguments, params)
+        problem = _arguments.unsendable(data, wire=False)
+        if problem is not None:
+            raise _arguments.invalid_arguments(self.name, problem + ".", params)
         problems = [
             f"{'.'.join(map(str, error.absolute_path)) or '(arguments)'}: {error.message}"
             for error in self._validator.iter_errors(data)
@@ -236,19 +241,81 @@ class McpEntry:
     show_error_details: bool | None = None
     max_presentation_chars: int | None = None
     """Longer text blocks are truncated in what the model is shown (the server spec's limit); None: no bound."""
+    input_validator: SchemaValidator | None = field(default=None, compare=False)
+    """The compiled ``inputSchema`` (None: arguments are not checked locally)."""
+    output_validator: SchemaValidator | None = field(default=None, compare=False)
+    """The compiled ``outputSchema`` (None: none declared, or it cannot be used)."""
+
+    def validate(self, arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
+        """The arguments as a dict, checked as far as can be done without the server.
+
+        Raises:
+            ToolExecutionError: ``invalid_arguments`` for arguments that are not a JSON
+                object, cannot be sent (see ``_arguments.unsendable``) or do not match the
+                tool's ``inputSchema``; ``upstream_error`` when that schema itself fails.
+        """
+        params = self.definition.parameters
+        data = _arguments.parse_object(self.name, arguments, params)
+        if data:
+            problem = _arguments.unsendable(data, wire=True)
+            if problem is not None:
+                raise _arguments.invalid_arguments(self.name, problem + ".", params)
+        if self.input_validator is not None:
+            problems = self._problems(self.input_validator, data, "inputSchema")
+            if problems:
+                raise _arguments.invalid_arguments(self.name, "; ".join(problems) + ".", params)
+        return data
 
     async def invoke(self, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
-        """Send ``tools/call`` with the wire name; arrays and scalars never reach the wire.
+        """Check the arguments (``validate``), then send ``tools/call`` with the wire name.
 
-        The server label and wire name go on the call's metadata first, so even a call
-        refused before the wire can be reported as an ``mcp_call`` item.
+        Arguments ``validate`` rejects never reach the wire. The server label and wire
+        name go on the call's metadata first, so even a call refused before the wire can
+        be reported as an ``mcp_call`` item.
         """
         ctx.metadata[MCP_SERVER_LABEL] = self.server
         ctx.metadata[MCP_WIRE_NAME] = self.wire_name
         if isinstance(arguments, str):
             ctx.metadata[MCP_ARGUMENTS] = arguments
-        data = _arguments.parse_object(self.name, arguments, self.definition.parameters)
+        data = self.validate(arguments)
         return await self.caller.call_tool(self, data or None, ctx)
+
+    def check_output(self, result: mcp_types.CallToolResult) -> None:
+        """Check a successful result's ``structuredContent`` against the tool's ``outputSchema``.
+
+        Raises:
+            ToolExecutionError: ``upstream_error`` when a declared outputSchema gets no
+                structured content, or content that does not match it.
+        """
+        if self.tool.output_schema is None:
+            return
+        structured = result.structured_content
+        if structured is None and "structured_content" not in result.model_fields_set:
+            raise self._output_error("declares an outputSchema but returned no structuredContent")
+        if self.output_validator is not None:
+            problems = self._problems(self.output_validator, structured, "outputSchema")
+            if problems:
+                raise self._output_error(
+                    f"returned structuredContent that does not match its outputSchema: {'; '.join(problems[:5])}"
+                )
+
+    def _output_error(self, detail: str) -> ToolExecutionError:
+        return ToolExecutionError(
+            f"MCP server {self.server!r}, tool {self.wire_name!r} (row {self.name!r}) {detail}",
+            kind=ErrorKind.UPSTREAM_ERROR,
+            model_feedback=f"The tool {self.name!r} returned a result that does not match its declared output schema.",
+        )
+
+    def _problems(self, validator: SchemaValidator, value: object, what: str) -> list[str]:
+        try:
+            return validator.problems(value)
+        except SchemaUnusableError as exc:
+            raise ToolExecutionError(
+                f"MCP server {self.server!r}, tool {self.wire_name!r} (row {self.name!r}): its {what} "
+                f"cannot be used: {exc}",
+                kind=ErrorKind.UPSTREAM_ERROR,
+                model_feedback=f"The tool {self.name!r} cannot be used: its server declared an unusable {what}.",
+            ) from exc
 
     def __repr__(self) -> str:
         return f"McpEntry(name={self.name!r}, server={self.server!r}, wire_name={self.wire_name!r})"
@@ -256,3 +323,13 @@ class McpEntry:
 
 Entry: TypeAlias = NativeEntry | McpEntry | DynamicEntry | HostedEntry
 """Any row of a registry."""
+
+
+def is_advertised(row: Entry) -> bool:
+    """Whether the model is shown ``row`` (in ``definitions()`` and provider exports).
+
+    Every row is, except one that can only run as a task (``TaskSupport.REQUIRED``, an
+    MCP tool's ``execution.taskSupport: "required"``): toolmesh does not make task
+    calls yet, so such a row stays in ``entries()`` for the host but is not offered.
+    """
+    return row.capabilities.task_support is not TaskSupport.REQUIRED

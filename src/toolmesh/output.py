@@ -192,6 +192,27 @@ class ToolOutput:
         return "\n".join(_block_text(block) for block in self.blocks)
 
 
+class PresentedOutput(ToolOutput):
+    """Output of which the model is shown only a part, ``presentation``; the host keeps it all.
+
+    An MCP result: its ``structuredContent`` is for the host, its ``content`` blocks are
+    for the model (they usually repeat the structured value as text already).
+    """
+
+    __slots__ = ("presentation",)
+
+    presentation: ToolOutput
+
+    def __init__(self, blocks: Iterable[ContentBlock], presentation: ToolOutput) -> None:
+        super().__init__(blocks)
+        self.presentation = presentation
+
+
+def presentation_of(output: ToolOutput) -> ToolOutput:
+    """What the model is shown of ``output``: its ``presentation`` part, or all of it."""
+    return output.presentation if isinstance(output, PresentedOutput) else output
+
+
 def _block_text(block: ContentBlock) -> str:
     match block:
         case Text(text=text):

@@ -16,11 +16,13 @@ import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
+from types import MappingProxyType
 from typing import Any
 
 import anyio
 
 from .calls import ToolCall
+from .capabilities import ToolAnnotations
 from .context import ToolContext
 from .definition import ToolDefinition
 from .entries import Entry, McpEntry
@@ -147,11 +149,35 @@ class DenyServers(_RowRule):
 _HINTS = ("read_only", "destructive", "idempotent", "open_world")
 
 
+_MCP_DEFAULTS: Mapping[str, bool] = MappingProxyType(
+    {"read_only": False, "destructive": True, "idempotent": False, "open_world": True}
+)
+"""The MCP spec's value of each hint a tool does not state."""
+
+
+def _mcp_hint(annotations: ToolAnnotations | None, hint: str) -> tuple[bool, bool]:
+    """An MCP row's hint and whether it was stated, the spec's default filling the gaps.
+
+    ``destructiveHint`` (and ``idempotentHint``) mean something only for a tool that is
+    not read-only: a tool stating ``readOnlyHint: true`` is not destructive.
+    """
+    value = getattr(annotations, hint) if annotations is not None else None
+    if value is not None:
+        return value, True
+    if hint == "destructive" and annotations is not None and annotations.read_only is True:
+        return False, False
+    return _MCP_DEFAULTS[hint], False
+
+
 class DenyAnnotated(_RowRule):
     """Refuse rows whose annotations carry every given hint, e.g. ``DenyAnnotated(destructive=True)``.
 
-    A hint the row does not state (None, or no annotations at all) does not match:
-    to refuse unknown rows too, use ``DenyWhere``.
+    MCP rows follow the MCP spec's defaults: a hint the server does not state (or a tool
+    without annotations at all) counts as ``read_only=False``, ``destructive=True``,
+    ``idempotent=False``, ``open_world=True``, so ``DenyAnnotated(destructive=True)``
+    refuses an MCP tool unless its server says it is read-only or not destructive. For
+    native, dynamic and hosted rows (declared by the host), a hint the row does not
+    state does not match: to refuse those too, use ``DenyWhere``.
     """
 
     __slots__ = ("hints",)
@@ -172,10 +198,21 @@ class DenyAnnotated(_RowRule):
 
     def refusal(self, entry: Entry) -> Refuse | None:
         annotations = entry.capabilities.annotations
-        if annotations is None or any(getattr(annotations, k) is not v for k, v in self.hints.items()):
-            return None
+        if not isinstance(entry, McpEntry):
+            if annotations is None or any(getattr(annotations, k) is not v for k, v in self.hints.items()):
+                return None
+            marked = ", ".join(f"{k.replace('_', '-')}={v}".lower() for k, v in self.hints.items())
+            return _not_allowed(entry.name, f" (it is marked {marked})")
+        stated = True
+        for hint, wanted in self.hints.items():
+            value, said = _mcp_hint(annotations, hint)
+            if value is not wanted:
+                return None
+            stated = stated and said
         marked = ", ".join(f"{k.replace('_', '-')}={v}".lower() for k, v in self.hints.items())
-        return _not_allowed(entry.name, f" (it is marked {marked})")
+        if stated:
+            return _not_allowed(entry.name, f" (it is marked {marked})")
+        return _not_allowed(entry.name, f" (it counts as {marked}: its server does not say otherwise)")
 
     def __repr__(self) -> str:
         return f"DenyAnnotated({', '.join(f'{k}={v}' for k, v in self.hints.items())})"

@@ -21,7 +21,7 @@ from ._suggest import NameIndex
 from .capabilities import ToolCapabilities
 from .context import ToolContext, new_call_id
 from .definition import ToolDefinition
-from .entries import DynamicEntry, DynamicHandler, Entry, HostedEntry, McpEntry, NativeEntry
+from .entries import DynamicEntry, DynamicHandler, Entry, HostedEntry, McpEntry, NativeEntry, is_advertised
 from .errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError, ToolNotFoundError
 from .names import NamePolicy
 from .native import NativeTool, caller_namespace
@@ -72,8 +72,8 @@ class _Catalog:
         return list(self._rows)
 
     def definitions(self) -> list[ToolDefinition]:
-        """What the model is shown, in catalog order (hosted rows included)."""
-        return [row.definition for row in self._rows.values()]
+        """What the model is shown, in catalog order (hosted rows included; task-only rows left out)."""
+        return [row.definition for row in self._rows.values() if is_advertised(row)]
 
     def get(self, name: str) -> Entry | None:
         """The row named ``name``, or None (also for a name that is not a string)."""

@@ -4,7 +4,7 @@
 as calls complete. Both are the same driver. How a call goes:
 
 1. A call with an unknown name or arguments that did not parse, or (when hooks are
-   given) arguments its native or dynamic row rejects, goes to ``on_invalid_tool_call``
+   given) arguments its row rejects locally, goes to ``on_invalid_tool_call``
    hooks: fail, skip, or repair once (the repaired call starts again at 1).
 2. ``on_tool_call`` hooks decide: proceed, rewrite the arguments, skip, refuse, stop.
 3. The tool runs inside every hook's ``around_tool_call`` context. A dispatch that

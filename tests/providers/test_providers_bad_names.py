@@ -104,13 +104,17 @@ def test_rejected_names_is_empty_for_a_valid_catalog_and_refuses_unknown_provide
 
 Declare = Callable[[Any], list[str]]
 
+NOT_SECRET_LONG = LONG + ","
+"""The env value that lists the long tool: not the name itself, since a configured env value is a
+secret, and a tool whose name holds a secret is left out of the catalog (tests/test_mcp_secrets.py)."""
+
 
 async def test_a_300_character_server_tool_name_connects_and_only_that_row_is_left_out(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     with anyio.fail_after(60):
         async with ToolRegistry() as registry:
-            await registry.connect(lowlevel_stdio("low", {"FIXTURE_EXTRA_TOOLS": LONG}))
+            await registry.connect(lowlevel_stdio("low", {"FIXTURE_EXTRA_TOOLS": NOT_SECRET_LONG}))
             (row,) = [entry for entry in registry.entries() if getattr(entry, "wire_name", None) == LONG]
             assert len(row.name) == 128 and row.name.startswith("low__ttt")
             result = await registry.dispatch(row.name, {"q": "hi"})
@@ -124,7 +128,7 @@ async def test_a_300_character_server_tool_name_connects_and_only_that_row_is_le
 
         # The provider's own rule names the row when it is added: nothing is left out.
         async with ToolRegistry(names=NamePolicy(provider="openai")) as registry:
-            await registry.connect(lowlevel_stdio("low", {"FIXTURE_EXTRA_TOOLS": LONG}))
+            await registry.connect(lowlevel_stdio("low", {"FIXTURE_EXTRA_TOOLS": NOT_SECRET_LONG}))
             (row,) = [entry for entry in registry.entries() if getattr(entry, "wire_name", None) == LONG]
             assert len(row.name) == 64
             assert declared_names("openai", registry) == registry.names()

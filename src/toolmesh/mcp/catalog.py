@@ -5,6 +5,14 @@ server spec's ``max_pages``, is a discovery error naming the server, never a han
 a silent truncation. At connect, rows are made all-or-nothing: names are assigned for
 the whole server at once by the ``NamePolicy``, so a collision leaves nothing
 half-added. At a refresh, a colliding tool is left out instead (``rebuild_rows``).
+
+Each row gets its schemas compiled once, here (``_schema.compile_schema``): the
+``inputSchema`` (unless the spec turns ``validate_arguments`` off) to check the model's
+arguments before the wire, the ``outputSchema`` to check results. A schema that cannot
+be used is reported with a warning and that row skips the check; it never fails
+discovery. Tools that can only run as tasks (``execution.taskSupport: "required"``)
+get rows, with a warning: toolmesh does not make task calls yet, so those rows are
+left out of definitions and provider exports.
 """
 
 from __future__ import annotations
@@ -16,9 +24,11 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types
 
+from ..capabilities import TaskSupport
 from ..entries import McpCaller, McpEntry
 from ..errors import NameCollisionError, ServerConnectionError
 from ..names import NamePolicy
+from ._schema import compile_schema
 from .convert import tool_capabilities, tool_definition
 
 if TYPE_CHECKING:
@@ -90,21 +100,40 @@ def build_rows(
     for raw in spec.aliases:
         if raw not in names:
             logger.warning("MCP server %r: alias for %r names no tool the server lists", spec.label, raw)
-    timeout = spec.call_timeout
-    return [
-        McpEntry(
-            names[tool.name],
-            tool_definition(names[tool.name], tool),
-            tool_capabilities(tool),
+    rows = [_row(spec, names[tool.name], tool, caller) for tool in tools]
+    task_only = [row.wire_name for row in rows if row.capabilities.task_support is TaskSupport.REQUIRED]
+    if task_only:
+        logger.warning(
+            'MCP server %r: %s can only run as tasks (execution.taskSupport "required"), and toolmesh does '
+            "not make task calls yet; they are left out of definitions() and provider exports (still in entries())",
             spec.label,
-            tool.name,
-            tool,
-            caller,
-            timeout,
-            max_presentation_chars=spec.max_presentation_chars,
+            ", ".join(map(repr, task_only)),
         )
-        for tool in tools
-    ]
+    return rows
+
+
+def _row(spec: McpServer, name: str, tool: mcp_types.Tool, caller: McpCaller) -> McpEntry:
+    """One tool's row, its schemas compiled."""
+    label = spec.label
+    checked_input = (
+        compile_schema(tool.input_schema, server=label, tool=tool.name, what="inputSchema")
+        if spec.validate_arguments
+        else None
+    )
+    checked_output = compile_schema(tool.output_schema, server=label, tool=tool.name, what="outputSchema")
+    return McpEntry(
+        name,
+        tool_definition(name, tool),
+        tool_capabilities(tool),
+        label,
+        tool.name,
+        tool,
+        caller,
+        spec.call_timeout,
+        max_presentation_chars=spec.max_presentation_chars,
+        input_validator=checked_input,
+        output_validator=checked_output,
+    )
 
 
 def rebuild_rows(

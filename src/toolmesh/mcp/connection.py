@@ -308,6 +308,13 @@ class McpConnection:
     async def call_tool(self, entry: McpEntry, arguments: dict[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
         """Send ``tools/call`` with the row's wire name; the raw result goes on ``ctx.metadata``.
 
+        The request goes through the SDK session's ``send_request``, not
+        ``Client.call_tool``: that one checks ``structuredContent`` with Python's
+        backtracking ``re`` and first sends its own ``tools/list`` when its session has not
+        listed the tool (after a reconnect). The row checks the result instead
+        (``McpEntry.check_output``, on RE2), so a call never waits on a hidden listing.
+        Every failure's text names the row (the tool the model called), not the wire name.
+
         Raises:
             ToolExecutionError: ``upstream_error`` for an ``isError`` result (the server's
                 text as model feedback) or an outputSchema mismatch, ``not_found`` when
@@ -316,13 +323,22 @@ class McpConnection:
         """
         metadata = ctx.metadata  # the row already recorded the server label and wire name
         metadata[MCP_ARGUMENTS] = arguments
-        session = await self._live()
+        try:
+            session = await self._live()
+        except ToolExecutionError as exc:
+            later = " You may try again later." if exc.retryable else ""
+            raise exc.with_model_feedback(
+                f"The tool {entry.name!r} is unavailable right now (its server could not be reached).{later}"
+            ) from exc.__cause__
         client = session.client
         assert client is not None
         # ctx.progress has ProgressFnT's signature; the SDK types it as a Protocol.
         progress = cast("ProgressFnT | None", ctx.progress)
+        request = mcp_types.CallToolRequest(
+            params=mcp_types.CallToolRequestParams(name=entry.wire_name, arguments=arguments)
+        )
         try:
-            raw = await client.call_tool(entry.wire_name, arguments, progress_callback=progress)
+            raw = await client.session.send_request(request, mcp_types.CallToolResult, progress_callback=progress)
         except Exception as exc:
             status = session.take_http_status()
             mapped = _errors.classify(exc, status)
@@ -330,54 +346,70 @@ class McpConnection:
                 self._mark_dead(session)
             elif mapped.unknown_tool:
                 self._tools_changed()  # the catalog is stale: refresh the server's rows
-            error = _errors.map_error(exc, server=self.label, tool=entry.wire_name, http_status=status)
+            error = _errors.map_error(exc, server=self.label, tool=entry.name, http_status=status)
             raise self._secrets.redact_exception(error) from exc
-        raw = self._redact_result(entry.wire_name, raw)
+        raw = self._redact_result(entry, raw)
         metadata[MCP_RESULT] = raw
         if raw.meta:
             metadata[MCP_META] = raw.meta
         if raw.is_error:
-            raise self._tool_error(entry.wire_name, raw)
+            raise self._tool_error(entry, raw)
+        entry.check_output(raw)
         try:
             return convert.call_result_to_output(raw)
         except ValueError as exc:
             raise ToolExecutionError(
                 f"MCP server {self.label!r}, tools/call {entry.wire_name!r}: {exc}",
                 kind=ErrorKind.UPSTREAM_ERROR,
-                model_feedback=f"The tool {entry.wire_name!r} returned content that could not be read.",
+                model_feedback=f"The tool {entry.name!r} returned content that could not be read.",
                 cause=exc,
             ) from exc
 
-    def _redact_result(self, tool: str, raw: mcp_types.CallToolResult) -> mcp_types.CallToolResult:
+    def _redact_result(self, entry: McpEntry, raw: mcp_types.CallToolResult) -> mcp_types.CallToolResult:
         """The result with the spec's secrets starred out: it becomes output, feedback and messages."""
         try:
             return self._secrets.redact_model(raw)
         except ValueError as exc:
             raise ToolExecutionError(
-                f"MCP server {self.label!r}, tools/call {tool!r}: {exc}",
+                f"MCP server {self.label!r}, tools/call {entry.wire_name!r}: {exc}",
                 kind=ErrorKind.UPSTREAM_ERROR,
-                model_feedback=f"The tool {tool!r} returned content that could not be read.",
+                model_feedback=f"The tool {entry.name!r} returned content that could not be read.",
                 cause=exc,
             ) from exc
 
     def _redact_tools(self, tools: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
-        """The listed tools with the spec's secrets starred out of descriptions and schemas."""
-        if not self._secrets:
+        """The listed tools with the spec's secrets starred out of descriptions and schemas.
+
+        A tool whose *name* holds a secret is left out (with a warning that does not
+        repeat the name): a starred name could not be called, and the name would reach
+        the model in its alias.
+        """
+        secrets = self._secrets
+        if not secrets:
             return tools
+        kept = [tool for tool in tools if not secrets.found_in(tool.name)]
+        if len(kept) < len(tools):
+            logger.warning(
+                "MCP server %r: %d tool(s) whose name holds a configured secret (a header, env or URL value) "
+                "are left out",
+                self.label,
+                len(tools) - len(kept),
+            )
         try:
-            return [self._secrets.redact_model(tool) for tool in tools]
+            return [secrets.redact_model(tool) for tool in kept]
         except ValueError as exc:
             raise ServerConnectionError(self.label, f"tools/list: {exc}") from exc
 
-    def _tool_error(self, tool: str, raw: mcp_types.CallToolResult) -> ToolExecutionError:
+    def _tool_error(self, entry: McpEntry, raw: mcp_types.CallToolResult) -> ToolExecutionError:
         text = convert.error_text(raw)
+        tool = entry.wire_name
         if _errors.unknown_tool_text(text, tool):
             self._tools_changed()  # the catalog is stale: refresh the server's rows
             return ToolExecutionError(
                 f"MCP server {self.label!r} no longer offers the tool {tool!r} (it answered: {text}); "
                 "its rows are being refreshed",
                 kind=ErrorKind.NOT_FOUND,
-                model_feedback=f"The tool {tool!r} is no longer offered by its server.",
+                model_feedback=f"The tool {entry.name!r} is no longer offered by its server.",
             )
         return ToolExecutionError(
             f"MCP server {self.label!r}, tool {tool!r} reported an error: {text}",

@@ -3,9 +3,11 @@
 * a discovered ``Tool`` becomes a ``ToolDefinition`` (the server's ``inputSchema`` as
   parameters) and ``ToolCapabilities`` (title, annotations, icons, outputSchema,
   ``execution.taskSupport``, ``_meta``);
-* a ``CallToolResult`` becomes a ``ToolOutput``: ``structuredContent`` is one JSON block
-  and the text block that merely repeats it is dropped; text, images, audio, resource
-  links and embedded resources keep their order;
+* a ``CallToolResult`` becomes a ``ToolOutput``: the ``content`` blocks in order (text,
+  images, audio, resource links, embedded resources), after one JSON block of the
+  ``structuredContent`` when there is one. The model is shown the ``content`` blocks
+  only (servers send the structured value as text too), or the JSON block when
+  ``content`` is empty: it never sees one value twice;
 * a ``ReadResourceResult`` becomes ``EmbeddedResource`` blocks.
 """
 
@@ -21,7 +23,7 @@ import mcp_types
 
 from ..capabilities import TaskSupport, ToolAnnotations, ToolCapabilities
 from ..definition import ToolDefinition
-from ..output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput
+from ..output import Audio, ContentBlock, EmbeddedResource, Image, Json, PresentedOutput, ResourceLink, Text, ToolOutput
 
 __all__ = [
     "call_result_to_output",
@@ -124,41 +126,23 @@ def content_to_block(content: mcp_types.ContentBlock) -> ContentBlock:
     raise ValueError(f"unsupported MCP content block of type {getattr(content, 'type', type(content).__name__)!r}")
 
 
-def _repeats(block: mcp_types.ContentBlock, structured: object) -> bool:
-    """Whether ``block`` is only the JSON text fallback of the structured content."""
-    if not isinstance(block, mcp_types.TextContent):
-        return False
-    text = block.text.strip()
-    if not text or text[0] not in "{[":
-        return False
-    try:
-        return bool(json.loads(text) == structured)
-    except ValueError:
-        return False
-
-
 def call_result_to_output(result: mcp_types.CallToolResult) -> ToolOutput:
-    """A ``CallToolResult`` as a ``ToolOutput``.
+    """A ``CallToolResult`` as a ``ToolOutput``: structured value first, then ``content``.
 
-    ``structuredContent`` becomes one JSON block at the place of the text block that
-    repeats it (first when no block does); other blocks keep their order.
+    With ``structuredContent``, the output is a ``PresentedOutput`` whose presentation
+    (what the model is shown) is the ``content`` blocks alone, or the structured value
+    as one JSON block when ``content`` is empty. Text is never parsed.
 
     Raises:
         ValueError: for binary data that is not base64.
     """
-    structured = result.structured_content
-    has_structured = structured is not None or "structured_content" in result.model_fields_set
-    blocks: list[ContentBlock] = []
-    placed = False
-    for content in result.content:
-        if has_structured and not placed and _repeats(content, structured):
-            blocks.append(Json(structured))
-            placed = True
-            continue
-        blocks.append(content_to_block(content))
-    if has_structured and not placed:
-        blocks.insert(0, Json(structured))
-    return ToolOutput(blocks)
+    blocks = [content_to_block(content) for content in result.content]
+    if result.structured_content is None and "structured_content" not in result.model_fields_set:
+        return ToolOutput(blocks)
+    structured = Json(result.structured_content)
+    if not blocks:
+        return ToolOutput([structured])
+    return PresentedOutput([structured, *blocks], ToolOutput(blocks))
 
 
 def error_text(result: mcp_types.CallToolResult) -> str:
@@ -171,7 +155,10 @@ def error_text(result: mcp_types.CallToolResult) -> str:
     if texts:
         return "\n".join(texts)
     if result.structured_content is not None:
-        return json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+        try:
+            return json.dumps(result.structured_content, ensure_ascii=False, separators=(",", ":"))
+        except (ValueError, RecursionError):
+            return "The tool reported an error; its structured detail could not be shown."
     return "The tool reported an error without any detail."
 
 

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 from ..calls import ToolCall
 from ..definition import ToolDefinition
-from ..entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
+from ..entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry, is_advertised
 from ..errors import UnsupportedContentError, UnsupportedToolError
 from ..names import PROVIDER_RULES
 from ..output import Audio, ContentBlock, EmbeddedResource, Image, Json, ToolOutput
@@ -77,6 +77,8 @@ def collect(source: ToolSource) -> list[ToolDefinition | HostedEntry]:
         if isinstance(item, HostedEntry):
             declared: ToolDefinition | HostedEntry = item
         elif isinstance(item, _ROW_TYPES):
+            if not is_advertised(item):
+                continue  # a task-only row: toolmesh cannot call it yet
             declared = item.definition
         elif isinstance(item, ToolDefinition):
             declared = item
