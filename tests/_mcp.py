@@ -1,4 +1,11 @@
-"""Shared helpers for the MCP tests: server specs for the fixtures, child-process checks."""
+"""Shared helpers for the MCP tests: server specs for the fixtures, child-process checks.
+
+`demo_in_process` / `lowlevel_in_process` serve a fresh fixture server object in the test's
+own process (the registry's `mcp.Client` speaks JSON-RPC to it over memory streams): use
+them for logic (names, collisions, discovery, refresh, policy). `demo_stdio`, `demo_http`,
+`lowlevel_stdio` and `everything_stdio` reach real programs: use them where the transport,
+a fault or a process is what the test is about.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +16,7 @@ from typing import Any
 
 import anyio
 
-from _servers import DEMO, LOWLEVEL, everything_stdio_params, stdio_params
+from _servers import DEMO, LOWLEVEL, everything_stdio_params, fixture_server, stdio_params
 from toolmesh.mcp import McpServer
 
 __all__ = [
@@ -19,10 +26,22 @@ __all__ = [
     "count_in",
     "wait_until",
     "demo_http",
+    "demo_in_process",
     "demo_stdio",
     "everything_stdio",
+    "lowlevel_in_process",
     "lowlevel_stdio",
 ]
+
+
+def demo_in_process(label: str = "demo", env: Mapping[str, str] | None = None, **options: Any) -> McpServer:
+    """A fresh demo fixture server served in-process (`env`: its FIXTURE_* switches)."""
+    return McpServer.in_process(label, fixture_server(DEMO, env), **options)
+
+
+def lowlevel_in_process(label: str = "low", env: Mapping[str, str] | None = None, **options: Any) -> McpServer:
+    """A fresh low-level fixture server served in-process (`env`: its FIXTURE_* switches)."""
+    return McpServer.in_process(label, fixture_server(LOWLEVEL, env), **options)
 
 
 def demo_stdio(label: str = "demo", env: Mapping[str, str] | None = None, **options: Any) -> McpServer:

@@ -1,17 +1,21 @@
-"""Helpers for tests that talk to real MCP servers (fixtures under tests/fixtures/, npm peers).
+"""Helpers for tests that talk to MCP servers (fixtures under tests/fixtures/, npm peers).
 
-    from _servers import DEMO, LOWLEVEL, free_port, http_server, http_servers, stdio_params, everything_server_path
+    from _servers import DEMO, LOWLEVEL, fixture_server, free_port, http_server, stdio_params
 
+    server = fixture_server(DEMO, {"FIXTURE_FORGET": "search"})      # in-process: Client(server)
     async with http_server(DEMO, FIXTURE_PAGE_SIZE="10") as url:      # http://127.0.0.1:PORT/mcp
         ...
     command, args, env = stdio_params(DEMO, {"FIXTURE_TOOLS_EMPTY": "1"})
     StdioServerParameters(command=command, args=args, env=env)
 
-Every subprocess started here is terminated (then killed) and reaped on exit.
+Logic tests serve a fixture in-process (`fixture_server`); tests whose point is a transport,
+a fault or a process start the real program, and only the servers they use. Every
+subprocess started here is terminated (then killed) and reaped on exit.
 """
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import socket
@@ -20,6 +24,8 @@ import sys
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager, suppress
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import anyio
 from anyio.abc import Process
@@ -31,8 +37,31 @@ LOWLEVEL = FIXTURES / "lowlevel_server.py"
 NPM_TOOLS = ROOT / ".npm-tools"
 EVERYTHING_PKG = "@modelcontextprotocol/server-everything"
 
-_STARTUP_TIMEOUT = 15.0
+_STARTUP_TIMEOUT = 90.0
+"""Seconds a fixture program may take to listen: generous, since a busy 2-core machine is slow to import."""
 _STOP_TIMEOUT = 5.0
+
+
+def fixture_module(script: str | os.PathLike[str]) -> ModuleType:
+    """Import a fixture server's module (once), for its `build_server(env)`."""
+    path = Path(_script_path(script))
+    name = f"_fixture_{path.stem}"
+    module = sys.modules.get(name)
+    if module is None:
+        spec = importlib.util.spec_from_file_location(name, path)
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module  # before running it: pydantic resolves the models' annotations there
+        spec.loader.exec_module(module)
+    return module
+
+
+def fixture_server(script: str | os.PathLike[str] = DEMO, env: Mapping[str, str] | None = None) -> Any:
+    """A fresh SDK server object of a fixture, configured by `env` (FIXTURE_* switches only, not os.environ).
+
+    Serve it in-process: `mcp.Client(server, mode="legacy")` or `McpServer.in_process(label, server)`.
+    """
+    return fixture_module(script).build_server(dict(env or {}))
 
 
 def free_port() -> int:
@@ -112,7 +141,7 @@ async def http_server(
 
     Environment for the child: this process's environment, then each `extra_env` item (a
     mapping or a "KEY=VALUE" string), then keyword arguments (`FIXTURE_PAGE_SIZE="10"`).
-    Waits (at most 15 s) until the port accepts connections; on exit terminates the child,
+    Waits (at most 90 s: a loaded machine is slow) until the port accepts connections; on exit terminates the child,
     kills it after 5 s, and reaps it. The yielded URL is a `str` that also carries `.port`
     and `.process` (kill the process to simulate a server going away).
     """

@@ -1,19 +1,35 @@
-"""Connecting MCP servers: discovery, names, collisions, connect failures, catalog order, lifecycle."""
+"""Connecting MCP servers: discovery, names, collisions, connect failures, catalog order, lifecycle.
+
+The logic (names, collisions, discovery, refresh, reconciliation) runs against fixture servers
+served in-process (`demo_in_process`, `lowlevel_in_process`: the registry's `mcp.Client` speaks
+JSON-RPC to a fresh server object over memory streams). Tests about a transport, an HTTP front
+or a child process start the real program, only the one they need.
+"""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import sys
 import time
-from collections.abc import AsyncIterator
 from pathlib import Path
 
 import anyio
 import pytest
 
-from _mcp import DEMO, LOWLEVEL, child_pids, demo_http, demo_stdio, lowlevel_stdio, wait_until
-from _servers import free_port, http_servers
+from _mcp import (
+    DEMO,
+    LOWLEVEL,
+    child_pids,
+    demo_http,
+    demo_in_process,
+    demo_stdio,
+    lowlevel_in_process,
+    lowlevel_stdio,
+    wait_until,
+)
+from _servers import fixture_server, free_port, http_server
 from toolmesh import (
     ConfigurationError,
     ErrorKind,
@@ -30,62 +46,17 @@ from toolmesh import (
 from toolmesh.mcp import McpServer
 from toolmesh.result import MCP_SERVER_LABEL
 
-
-@pytest.fixture(scope="module")
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-SERVERS: dict[str, tuple[Path, dict[str, str]]] = {
-    "demo": (DEMO, {}),
-    "low": (LOWLEVEL, {}),
-    # odd names (and the name one sanitizes to), 250 more tools in pages of 40, unknown tools as errors
-    "special": (
-        LOWLEVEL,
-        {
-            "FIXTURE_WEIRD_NAMES": "1",
-            "FIXTURE_EXTRA_TOOLS": "docs_search",
-            "FIXTURE_MANY_TOOLS": "250",
-            "FIXTURE_PAGE_SIZE": "40",
-            "FIXTURE_UNKNOWN": "error",
-        },
-    ),
-    "hang": (LOWLEVEL, {"FIXTURE_LIST_HANG": "1"}),  # tools/list never answers
-    "repeat": (LOWLEVEL, {"FIXTURE_PAGE_SIZE": "2", "FIXTURE_PAGING": "repeat"}),  # paging never ends
-    "empty": (DEMO, {"FIXTURE_TOOLS_EMPTY": "1"}),
-    "forget": (DEMO, {"FIXTURE_FORGET": "search"}),  # "search" is gone after the first tools/list
-    "list_error": (LOWLEVEL, {"FIXTURE_LIST_ERROR_AFTER": "1"}),  # tools/list fails after the first
-    "mutable": (LOWLEVEL, {}),  # its tool list is changed by one test
-    # behind an HTTP front: 401 without the bearer token, 429 for tools/call of "throttled"
-    "guarded": (DEMO, {"FIXTURE_HTTP_TOKEN": "letmein", "FIXTURE_HTTP_THROTTLE": "1"}),
+SPECIAL = {
+    "FIXTURE_WEIRD_NAMES": "1",
+    "FIXTURE_EXTRA_TOOLS": "docs_search",
+    "FIXTURE_MANY_TOOLS": "250",
+    "FIXTURE_PAGE_SIZE": "40",
+    "FIXTURE_UNKNOWN": "error",
 }
-"""The HTTP fixture servers of this module, started at once (each serves the tests named after it)."""
-
-
-@pytest.fixture(scope="module")
-async def urls() -> AsyncIterator[dict[str, str]]:
-    async with http_servers(SERVERS) as started:
-        yield dict(started)
-
-
-@pytest.fixture(scope="module")
-def demo_url(urls: dict[str, str]) -> str:
-    return urls["demo"]
-
-
-@pytest.fixture(scope="module")
-def low_url(urls: dict[str, str]) -> str:
-    return urls["low"]
-
-
-@pytest.fixture(scope="module")
-def special_url(urls: dict[str, str]) -> str:
-    return urls["special"]
-
-
-@pytest.fixture(scope="module")
-def hang_url(urls: dict[str, str]) -> str:
-    return urls["hang"]
+"""The low-level fixture with odd names (and the name one sanitizes to), 250 more tools in pages
+of 40, and unknown tools answered as JSON-RPC errors."""
+HANG = {"FIXTURE_LIST_HANG": "1"}
+"""The low-level fixture whose tools/list never answers."""
 
 
 @tool
@@ -101,10 +72,10 @@ def snapshot_of(registry: ToolRegistry) -> tuple[list[str], list[str]]:
 # -- names --------------------------------------------------------------------------
 
 
-async def test_same_raw_name_on_two_servers_gives_two_rows(demo_url: str, low_url: str) -> None:
+async def test_same_raw_name_on_two_servers_gives_two_rows() -> None:
     async with ToolRegistry() as registry:
-        await registry.connect(demo_http(demo_url, "demo"))
-        await registry.connect(demo_http(low_url, "low"))
+        await registry.connect(demo_in_process("demo"))
+        await registry.connect(lowlevel_in_process("low"))
         assert "demo__echo" in registry and "low__echo" in registry
         for label in ("demo", "low"):
             row = registry[f"{label}__echo"]
@@ -119,13 +90,13 @@ async def test_same_raw_name_on_two_servers_gives_two_rows(demo_url: str, low_ur
             }
 
 
-async def test_same_raw_name_without_prefixes_is_a_collision(demo_url: str, low_url: str) -> None:
+async def test_same_raw_name_without_prefixes_is_a_collision() -> None:
     async with ToolRegistry() as registry:
         both = ["echo", "protocol_error"]
-        await registry.connect(demo_http(demo_url, "demo", prefix=False, include=both))
+        await registry.connect(demo_in_process("demo", prefix=False, include=both))
         before = snapshot_of(registry)
         with pytest.raises(NameCollisionError) as info:
-            await registry.connect(demo_http(low_url, "low", prefix=False, include=both))
+            await registry.connect(lowlevel_in_process("low", prefix=False, include=both))
         message = str(info.value)
         assert "'protocol_error'" in message and "server 'demo'" in message and "server 'low'" in message
         assert "aliases=" in message  # the fix
@@ -133,29 +104,29 @@ async def test_same_raw_name_without_prefixes_is_a_collision(demo_url: str, low_
         assert registry["protocol_error"].server == "demo"  # type: ignore[union-attr]
         # An alias resolves it.
         await registry.connect(
-            demo_http(
-                low_url, "low", prefix=False, include=both, aliases={"echo": "low_echo", "protocol_error": "low_error"}
+            lowlevel_in_process(
+                "low", prefix=False, include=both, aliases={"echo": "low_echo", "protocol_error": "low_error"}
             )
         )
         assert registry["low_echo"].wire_name == "echo"  # type: ignore[union-attr]
 
 
-async def test_an_mcp_name_equal_to_a_native_name_is_a_collision(demo_url: str) -> None:
+async def test_an_mcp_name_equal_to_a_native_name_is_a_collision() -> None:
     async with ToolRegistry() as registry:
         registry.register(echo)
         before = snapshot_of(registry)
         with pytest.raises(NameCollisionError) as info:
-            await registry.connect(demo_http(demo_url, "demo", prefix=False))
+            await registry.connect(demo_in_process("demo", prefix=False))
         assert "native tool 'echo'" in str(info.value) and "server 'demo'" in str(info.value)
         assert snapshot_of(registry) == before
         assert isinstance(registry["echo"], NativeEntry)
         # ... and a native tool cannot take an MCP row's name either, not even with replace=True.
-        await registry.connect(demo_http(demo_url, "demo"))
+        await registry.connect(demo_in_process("demo"))
         with pytest.raises(NameCollisionError, match="server 'demo'"):
             registry.register(echo, name="demo__echo", replace=True)
 
 
-async def test_names_that_sanitize_to_one_collide(special_url: str) -> None:
+async def test_names_that_sanitize_to_one_collide() -> None:
     @tool
     async def docs_search(q: str) -> str:
         """Native search."""
@@ -164,7 +135,7 @@ async def test_names_that_sanitize_to_one_collide(special_url: str) -> None:
     async with ToolRegistry(names=NamePolicy(provider="openai")) as registry:
         # One server lists "docs.search" and "docs_search": for OpenAI both become low__docs_search.
         with pytest.raises(NameCollisionError) as info:
-            await registry.connect(demo_http(special_url, "low"))
+            await registry.connect(lowlevel_in_process("low", SPECIAL))
         message = str(info.value)
         assert "'low__docs_search'" in message and "'docs.search'" in message and "'docs_search'" in message
         assert "server 'low'" in message and "aliases=" in message
@@ -172,11 +143,11 @@ async def test_names_that_sanitize_to_one_collide(special_url: str) -> None:
         # A native row and a sanitized MCP name: the same collision, both owners named.
         registry.register(docs_search)
         with pytest.raises(NameCollisionError) as info:
-            await registry.connect(demo_http(special_url, "low", prefix=False, exclude=["docs_search"]))
+            await registry.connect(lowlevel_in_process("low", SPECIAL, prefix=False, exclude=["docs_search"]))
         assert "native tool 'docs_search'" in str(info.value) and "'docs.search'" in str(info.value)
         assert registry.names() == ["docs_search"] and registry.connections() == []
         # Prefixed and without the clashing tool, names are unique; calls still send the wire name.
-        await registry.connect(demo_http(special_url, "low", exclude=["docs_search"]))
+        await registry.connect(lowlevel_in_process("low", SPECIAL, exclude=["docs_search"]))
         row = registry["low__docs_search"]
         assert isinstance(row, McpEntry) and row.wire_name == "docs.search"
         assert registry["low__fs_read"].wire_name == "fs/read"  # type: ignore[union-attr]
@@ -184,10 +155,10 @@ async def test_names_that_sanitize_to_one_collide(special_url: str) -> None:
         assert result.ok and result.output.as_text() == "docs.search q=x"
 
 
-async def test_http_headers_reach_the_server_and_stay_secret(demo_url: str) -> None:
+async def test_http_headers_reach_the_server_and_stay_secret() -> None:
     headers = {"Authorization": "Bearer s3cr3t-token", "X-Tenant": "t1"}
-    async with ToolRegistry() as registry:
-        connection = await registry.connect(demo_http(demo_url, "demo", headers=headers, include=["headers"]))
+    async with http_server(DEMO) as url, ToolRegistry() as registry:
+        connection = await registry.connect(demo_http(url, "demo", headers=headers, include=["headers"]))
         result = await registry.dispatch("demo__headers")
         seen = json.loads(result.output.as_text())
         # the server saw the configured value: echoed back, it is starred out (issue 8)
@@ -202,43 +173,42 @@ async def test_the_policy_checks_native_names() -> None:
     registry.register(echo, name="good_name")
 
 
-async def test_include_and_exclude(low_url: str) -> None:
+async def test_include_and_exclude() -> None:
     async with ToolRegistry() as registry:
-        await registry.connect(demo_http(low_url, "low", include=["*_output", "echo"], exclude=["missing_*"]))
+        await registry.connect(lowlevel_in_process("low", include=["*_output", "echo"], exclude=["missing_*"]))
         assert registry.names() == ["low__bad_output", "low__echo"]
 
 
 # -- discovery -----------------------------------------------------------------------
 
 
-async def test_every_page_is_listed(special_url: str) -> None:
+async def test_every_page_is_listed() -> None:
     async with ToolRegistry() as registry:
-        await registry.connect(demo_http(special_url, "low"))
+        await registry.connect(lowlevel_in_process("low", SPECIAL))
         assert len(registry) == 258  # 5 fixed tools, 3 odd names, 250 generated ones: 7 pages
         assert registry.names()[8:10] == ["low__item_0000", "low__item_0001"]
         assert registry.names()[-1] == "low__item_0249"
     async with ToolRegistry() as registry:
         with pytest.raises(ServerConnectionError, match=r"'low'.*more than 3 pages.*max_pages"):
-            await registry.connect(demo_http(special_url, "low", max_pages=3))
+            await registry.connect(lowlevel_in_process("low", SPECIAL, max_pages=3))
         assert len(registry) == 0 and registry.connections() == []
 
 
-async def test_a_repeated_cursor_is_a_discovery_error(urls: dict[str, str]) -> None:
-    url = urls["repeat"]
+async def test_a_repeated_cursor_is_a_discovery_error() -> None:
+    repeat = {"FIXTURE_PAGE_SIZE": "2", "FIXTURE_PAGING": "repeat"}  # paging never ends
     async with ToolRegistry() as registry:
         with anyio.fail_after(10):
             with pytest.raises(ServerConnectionError, match=r"'low'.*cursor 'p2' a second time"):
-                await registry.connect(demo_http(url, "low"))
+                await registry.connect(lowlevel_in_process("low", repeat))
         assert len(registry) == 0 and registry.connections() == []
 
 
-async def test_a_hanging_tools_list_times_out_at_connect(hang_url: str) -> None:
-    url = hang_url
+async def test_a_hanging_tools_list_times_out_at_connect() -> None:
     async with ToolRegistry() as registry:
         registry.register(echo)
         start = time.perf_counter()
         with pytest.raises(ServerConnectionError) as info:
-            await registry.connect(demo_http(url, "low", timeout=1))
+            await registry.connect(lowlevel_in_process("low", HANG, timeout=1))
         assert time.perf_counter() - start < 5
         assert isinstance(info.value, ConfigurationError)
         assert "'low'" in str(info.value) and "tools/list" in str(info.value) and "timeout=" in str(info.value)
@@ -271,21 +241,18 @@ async def test_a_server_that_exits_at_start_is_a_connection_error() -> None:
     assert child_pids() - before == set()
 
 
-async def test_a_server_with_no_tools_is_connected_with_a_warning(
-    urls: dict[str, str], caplog: pytest.LogCaptureFixture
-) -> None:
-    url = urls["empty"]
+async def test_a_server_with_no_tools_is_connected_with_a_warning(caplog: pytest.LogCaptureFixture) -> None:
     async with ToolRegistry() as registry:
         with caplog.at_level(logging.WARNING, logger="toolmesh"):
-            connection = await registry.connect(demo_http(url, "empty"))
+            connection = await registry.connect(demo_in_process("empty", {"FIXTURE_TOOLS_EMPTY": "1"}))
         assert connection.state == "connected" and len(registry) == 0
         assert any("'empty'" in r.getMessage() and "no tools" in r.getMessage() for r in caplog.records)
 
 
-async def test_a_tool_that_disappears_after_discovery_is_not_found(urls: dict[str, str]) -> None:
-    url = urls["forget"]
+async def test_a_tool_that_disappears_after_discovery_is_not_found() -> None:
     async with ToolRegistry() as registry:
-        await registry.connect(demo_http(url, "demo"))
+        # "search" is gone after the first tools/list
+        await registry.connect(demo_in_process("demo", {"FIXTURE_FORGET": "search"}))
         assert "demo__search" in registry
         result = await registry.dispatch("demo__search", {"query": "q"})
         assert result.error is not None and result.error.kind is ErrorKind.NOT_FOUND
@@ -300,9 +267,9 @@ async def test_a_tool_that_disappears_after_discovery_is_not_found(urls: dict[st
         assert [row.name for row in rows] == [n for n in registry.names() if n.startswith("demo__")]
 
 
-async def test_unknown_tool_as_a_json_rpc_error_is_not_found(special_url: str) -> None:
+async def test_unknown_tool_as_a_json_rpc_error_is_not_found() -> None:
     async with ToolRegistry() as registry:
-        await registry.connect(demo_http(special_url, "low", include=["echo"]))
+        await registry.connect(lowlevel_in_process("low", SPECIAL, include=["echo"]))
         row = registry["low__echo"]
         assert isinstance(row, McpEntry)
         # A row whose wire name the server does not know (as after a server-side removal).
@@ -316,111 +283,112 @@ async def test_unknown_tool_as_a_json_rpc_error_is_not_found(special_url: str) -
 # -- order and lifecycle --------------------------------------------------------------
 
 
-async def test_catalog_order_is_stable(demo_url: str, low_url: str) -> None:
+async def test_catalog_order_is_stable() -> None:
     async with ToolRegistry() as registry:
         registry.register(echo, name="first")
-        await registry.connect(demo_http(low_url, "low", include=["echo", "mutate"]))
+        await registry.connect(lowlevel_in_process("low", include=["echo", "mutate"]))
         registry.register(echo, name="second")  # natives stay before every server's rows
-        await registry.connect(demo_http(demo_url, "demo", include=["echo", "add"]))
+        await registry.connect(demo_in_process("demo", include=["echo", "add"]))
         assert registry.names() == ["first", "second", "low__mutate", "low__echo", "demo__echo", "demo__add"]
         await registry.disconnect("low")
         assert registry.names() == ["first", "second", "demo__echo", "demo__add"]
-        await registry.connect(demo_http(low_url, "low", include=["echo"]))
+        await registry.connect(lowlevel_in_process("low", include=["echo"]))
         assert registry.names() == ["first", "second", "demo__echo", "demo__add", "low__echo"]
         registry.unregister("demo__add")
         assert registry.names() == ["first", "second", "demo__echo", "low__echo"]
 
 
-async def test_connect_all_is_parallel_and_ordered(demo_url: str, low_url: str) -> None:
+async def test_connect_all_is_parallel_and_ordered() -> None:
     async with ToolRegistry() as registry:
         connections = await registry.connect_all(
-            [demo_http(low_url, "low", include=["echo"]), demo_http(demo_url, "demo", include=["echo"])]
+            [lowlevel_in_process("low", include=["echo"]), demo_in_process("demo", include=["echo"])]
         )
         assert [c.label for c in connections] == ["low", "demo"]
         assert registry.names() == ["low__echo", "demo__echo"]
 
 
-async def test_connect_all_from_an_mcp_servers_file(demo_url: str, low_url: str, tmp_path: Path) -> None:
-    config = {
-        "mcpServers": {
-            "local": {"command": sys.executable, "args": [str(DEMO), "stdio"], "include": ["echo"]},
-            "docs": {"url": demo_url, "include": ["add"], "callTimeout": 5},
-            "low": {"type": "http", "url": low_url, "prefix": False, "aliases": {"echo": "low_echo"}},
-            "off": {"command": "never-started", "disabled": True},
+async def test_connect_all_from_an_mcp_servers_file(tmp_path: Path) -> None:
+    async with http_server(DEMO) as demo_url, http_server(LOWLEVEL) as low_url:
+        config = {
+            "mcpServers": {
+                "local": {"command": sys.executable, "args": [str(DEMO), "stdio"], "include": ["echo"]},
+                "docs": {"url": demo_url, "include": ["add"], "callTimeout": 5},
+                "low": {"type": "http", "url": low_url, "prefix": False, "aliases": {"echo": "low_echo"}},
+                "off": {"command": "never-started", "disabled": True},
+            }
         }
-    }
-    path = tmp_path / "mcp.json"
-    path.write_text(json.dumps(config), encoding="utf-8")
-    async with ToolRegistry() as registry:
-        connections = await registry.connect_all(McpServer.from_config(path))
-        assert [c.label for c in connections] == ["local", "docs", "low"]
-        names = registry.names()
-        assert names[:2] == ["local__echo", "docs__add"] and "low_echo" in names and "mutate" in names
-        assert registry["docs__add"].timeout == 5
-        assert (await registry.dispatch("local__echo", {"text": "a"})).output.as_text() == "a"
-        assert (await registry.dispatch("low_echo", {"text": "b"})).output.as_text() == "b"
+        path = tmp_path / "mcp.json"
+        path.write_text(json.dumps(config), encoding="utf-8")
+        async with ToolRegistry() as registry:
+            connections = await registry.connect_all(McpServer.from_config(path))
+            assert [c.label for c in connections] == ["local", "docs", "low"]
+            names = registry.names()
+            assert names[:2] == ["local__echo", "docs__add"] and "low_echo" in names and "mutate" in names
+            assert registry["docs__add"].timeout == 5
+            assert (await registry.dispatch("local__echo", {"text": "a"})).output.as_text() == "a"
+            assert (await registry.dispatch("low_echo", {"text": "b"})).output.as_text() == "b"
 
 
-async def test_connect_all_is_all_or_nothing(demo_url: str, hang_url: str) -> None:
+async def test_connect_all_is_all_or_nothing() -> None:
     async with ToolRegistry() as registry:
         start = time.perf_counter()
         with pytest.raises(ServerConnectionError, match="'hang'"):
-            await registry.connect_all([demo_http(demo_url, "demo"), demo_http(hang_url, "hang", timeout=1)])
+            await registry.connect_all([demo_in_process("demo"), lowlevel_in_process("hang", HANG, timeout=1)])
         assert registry.names() == [] and registry.connections() == []
         # With skip_failures the good server stays, and the slow one did not delay it.
         connections = await registry.connect_all(
-            [demo_http(hang_url, "hang", timeout=1), demo_http(demo_url, "demo", include=["echo"])],
+            [lowlevel_in_process("hang", HANG, timeout=1), demo_in_process("demo", include=["echo"])],
             skip_failures=True,
         )
         assert [c.label for c in connections] == ["demo"] and registry.names() == ["demo__echo"]
         assert time.perf_counter() - start < 6
 
 
-async def test_connect_all_collisions_between_new_servers(demo_url: str, low_url: str) -> None:
+async def test_connect_all_collisions_between_new_servers() -> None:
     async with ToolRegistry() as registry:
         with pytest.raises(NameCollisionError, match=r"'echo'.*server 'demo'.*server 'low'"):
             await registry.connect_all(
                 [
-                    demo_http(demo_url, "demo", prefix=False, include=["echo"]),
-                    demo_http(low_url, "low", prefix=False, include=["echo"]),
+                    demo_in_process("demo", prefix=False, include=["echo"]),
+                    lowlevel_in_process("low", prefix=False, include=["echo"]),
                 ]
             )
         assert registry.names() == [] and registry.connections() == []
         connections = await registry.connect_all(
             [
-                demo_http(demo_url, "demo", prefix=False, include=["echo"]),
-                demo_http(low_url, "low", prefix=False, include=["echo"]),
+                demo_in_process("demo", prefix=False, include=["echo"]),
+                lowlevel_in_process("low", prefix=False, include=["echo"]),
             ],
             skip_failures=True,
         )
         assert [c.label for c in connections] == ["demo"] and registry.names() == ["echo"]
         with pytest.raises(ConfigurationError, match="given twice"):
-            await registry.connect_all([demo_http(demo_url, "x"), demo_http(low_url, "x")])
+            await registry.connect_all([demo_in_process("x"), lowlevel_in_process("x")])
 
 
-async def test_connect_needs_async_with(demo_url: str) -> None:
+async def test_connect_needs_async_with() -> None:
     registry = ToolRegistry()
     with pytest.raises(ConfigurationError, match="async with ToolRegistry"):
-        await registry.connect(demo_http(demo_url, "demo"))
+        await registry.connect(demo_in_process("demo"))
     async with ToolRegistry() as registry:
-        await registry.connect(demo_http(demo_url, "demo", include=["echo"]))
+        await registry.connect(demo_in_process("demo", include=["echo"]))
         with pytest.raises(ConfigurationError, match="already connected"):
-            await registry.connect(demo_http(demo_url, "demo"))
+            await registry.connect(demo_in_process("demo"))
         with pytest.raises(ConfigurationError, match="no MCP server 'nope'"):
             await registry.disconnect("nope")
     with pytest.raises(ConfigurationError, match="closed"):
-        await registry.connect(demo_http(demo_url, "demo"))
+        await registry.connect(demo_in_process("demo"))
     with pytest.raises(RuntimeError, match="entered once"):
         async with registry:
             pass
 
 
-async def test_aclose_is_idempotent_and_connection_states(demo_url: str) -> None:
+async def test_aclose_is_idempotent_and_connection_states() -> None:
     registry = ToolRegistry()
     await registry.aclose()  # never entered: nothing to close
     await registry.aclose()
     async with ToolRegistry() as registry:
-        connection = await registry.connect(demo_http(demo_url, "demo", include=["echo"]))
+        connection = await registry.connect(demo_in_process("demo", include=["echo"]))
         assert connection.state == "connected" and "connected" in repr(connection)
     assert connection.state == "closed"
     await registry.aclose()  # already closed by the block
@@ -441,14 +409,16 @@ async def test_leaving_the_registry_ends_every_child_process() -> None:
     assert result.error is not None and result.error.kind is ErrorKind.NOT_FOUND
 
 
-async def test_refresh_adds_new_tools_and_never_takes_a_name(urls: dict[str, str]) -> None:
+async def test_refresh_adds_new_tools_and_never_takes_a_name() -> None:
     @tool
     async def low__clash() -> str:
         """A native row that owns the name the server's new tool would get."""
         return "native"
 
     async with ToolRegistry() as registry:
-        await registry.connect(demo_http(urls["mutable"], "low", exclude=["bad_output", "missing_output"]))
+        # The server changes its tool list without announcing it: only a refresh finds out.
+        silent = {"FIXTURE_MUTATE_SILENT": "1"}
+        await registry.connect(lowlevel_in_process("low", silent, exclude=["bad_output", "missing_output"]))
         registry.register(low__clash)
         assert registry.names() == ["low__clash", "low__protocol_error", "low__mutate", "low__echo"]
         assert (await registry.dispatch("low__mutate", {"name": "fresh"})).ok
@@ -479,10 +449,11 @@ async def test_a_cancelled_connect_leaves_nothing_running() -> None:
         await wait_until(lambda: child_pids() - before == set())
 
 
-async def test_a_failing_tools_list(urls: dict[str, str]) -> None:
-    url = urls["list_error"]  # the first tools/list answers, later ones are JSON-RPC errors
+async def test_a_failing_tools_list() -> None:
+    # One server object for both registries: its first tools/list answers, later ones are JSON-RPC errors.
+    server = fixture_server(LOWLEVEL, {"FIXTURE_LIST_ERROR_AFTER": "1"})
     async with ToolRegistry() as registry:
-        await registry.connect(demo_http(url, "low", include=["echo"]))
+        await registry.connect(McpServer.in_process("low", server, include=["echo"]))
         before = registry.names()
         with pytest.raises(ServerConnectionError, match=r"'low'.*-32603: tools/list is broken.*reported"):
             await registry.refresh("low")
@@ -490,15 +461,21 @@ async def test_a_failing_tools_list(urls: dict[str, str]) -> None:
         assert (await registry.dispatch("low__echo", {"text": "x"})).ok
     async with ToolRegistry() as registry:
         with pytest.raises(ServerConnectionError, match=r"'low'.*tools/list is broken"):
-            await registry.connect(demo_http(url, "low"))
+            await registry.connect(McpServer.in_process("low", server))
         assert registry.connections() == [] and len(registry) == 0
 
 
-@pytest.mark.parametrize("transport", ["http", "stdio"])
-async def test_the_registry_refreshes_a_server_whose_tools_change(demo_url: str, transport: str) -> None:
+@pytest.mark.parametrize("transport", ["in_process", "http", "stdio"])
+async def test_the_registry_refreshes_a_server_whose_tools_change(transport: str) -> None:
     include = ["grow", "fresh*"]
-    spec = demo_http(demo_url, "demo", include=include) if transport == "http" else demo_stdio(include=include)
-    async with ToolRegistry() as registry:
+    async with contextlib.AsyncExitStack() as stack:
+        if transport == "http":
+            spec = demo_http(await stack.enter_async_context(http_server(DEMO)), "demo", include=include)
+        elif transport == "stdio":
+            spec = demo_stdio(include=include)
+        else:
+            spec = demo_in_process(include=include)
+        registry = await stack.enter_async_context(ToolRegistry())
         connection = await registry.connect(spec)
         assert registry.names() == ["demo__grow"]
         name = f"fresh_{transport}"
@@ -506,15 +483,16 @@ async def test_the_registry_refreshes_a_server_whose_tools_change(demo_url: str,
         assert result.ok, result.error
         # The server announces the change (a subscriptions/listen event on 2026-07-28,
         # notifications/tools/list_changed before): the registry refreshes by itself.
-        await wait_until(lambda: f"demo__{name}" in registry)
+        await wait_until(lambda: f"demo__{name}" in registry, 60)
         assert connection.protocol_version is not None
         added = await registry.dispatch(f"demo__{name}", {"text": "hi"})
         assert added.output.as_text() == f"{name} text=hi"
 
 
-async def test_http_error_statuses_are_named(urls: dict[str, str]) -> None:
-    url = urls["guarded"]
-    async with ToolRegistry() as registry:
+async def test_http_error_statuses_are_named() -> None:
+    # Behind an HTTP front: 401 without the bearer token, 429 for tools/call of "throttled".
+    guarded = {"FIXTURE_HTTP_TOKEN": "letmein", "FIXTURE_HTTP_THROTTLE": "1"}
+    async with http_server(DEMO, guarded) as url, ToolRegistry() as registry:
         with pytest.raises(ServerConnectionError, match=r"'guarded'.*HTTP 401.*refused the credentials.*Authorization"):
             await registry.connect(McpServer.http("guarded", url, headers={"Authorization": "Bearer wrong"}))
         assert registry.connections() == []
@@ -527,6 +505,9 @@ async def test_http_error_statuses_are_named(urls: dict[str, str]) -> None:
         item = throttled.to_mcp_call_item()
         assert item["error"]["type"] == "http_error" and item["error"]["code"] == 429
         assert (await registry.dispatch("guarded__echo", {"text": "ok"})).ok  # the session is fine
-    async with ToolRegistry() as registry:
+
+
+async def test_a_wrong_http_path_is_named() -> None:
+    async with http_server(DEMO) as url, ToolRegistry() as registry:
         with pytest.raises(ServerConnectionError, match=r"HTTP 404.*check the URL's path"):
-            await registry.connect(McpServer.http("wrong_path", urls["demo"].removesuffix("/mcp") + "/nope", timeout=5))
+            await registry.connect(McpServer.http("wrong_path", url.removesuffix("/mcp") + "/nope", timeout=5))

@@ -7,7 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
-from _mcp import demo_stdio
+from _mcp import demo_in_process
 from toolmesh import (
     Disposition,
     ErrorKind,
@@ -89,7 +89,7 @@ async def test_allow_and_deny_tools_by_name_pattern(registry: ToolRegistry) -> N
 
 async def test_policy_on_the_rows_of_a_real_mcp_server(registry: ToolRegistry) -> None:
     async with registry:
-        await registry.connect(demo_stdio("demo"))
+        await registry.connect(demo_in_process("demo"))
         snapshot = registry.snapshot()
         calls = [
             call("1", "demo__echo", text="hi"),

@@ -1,12 +1,9 @@
-"""Provider round trips for MCP rows: the demo fixture server over stdio (image, error, structured output)."""
+"""Provider round trips for MCP rows: the demo fixture server, in-process (image, error, structured output)."""
 
 from __future__ import annotations
 
 import json
-import os
-import sys
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
 from _provider_support import assert_sdk_shape
@@ -15,13 +12,12 @@ from google.genai import types
 from openai.types.chat import ChatCompletion, ChatCompletionFunctionToolParam, ChatCompletionToolMessageParam
 from openai.types.responses import Response, ResponseInputItemParam, ToolParam
 
+from _mcp import demo_in_process
 from toolmesh import NamePolicy, ToolRegistry, ToolSnapshot
-from toolmesh.mcp import McpServer
 from toolmesh.providers import UnsupportedContentError, anthropic, gemini, openai_responses
 from toolmesh.providers import openai as chat
 from toolmesh.turn import run_tool_calls
 
-DEMO = Path(__file__).resolve().parents[1] / "fixtures" / "demo_server.py"
 CALLS = [
     ("c_img", "demo__image", {}),
     ("c_fail", "demo__fail", {"reason": "disk full"}),
@@ -37,7 +33,7 @@ def anyio_backend() -> str:
 @pytest.fixture(scope="module")
 async def snapshot() -> AsyncIterator[ToolSnapshot]:
     async with ToolRegistry(names=NamePolicy(provider="openai")) as registry:
-        await registry.connect(McpServer.stdio("demo", sys.executable, [str(DEMO), "stdio"], env=dict(os.environ)))
+        await registry.connect(demo_in_process("demo"))
         yield registry.snapshot(active=["demo__image", "demo__fail", "demo__add"])
 
 

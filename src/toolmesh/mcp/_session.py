@@ -174,6 +174,14 @@ class Session:
     async def _enter_client(self, stack: AsyncExitStack) -> Client:
         spec = self.spec
         target: Any
+        if spec.transport == "in_process":
+            # "legacy": JSON-RPC messages and the handshake, as over a real transport (the SDK's
+            # direct in-process path has no framing and drops handshake-era notifications).
+            assert spec.server_object is not None  # checked when the spec was made
+            client = Client(
+                spec.server_object, mode="legacy", client_info=_CLIENT_INFO, message_handler=self._on_message
+            )
+            return await stack.enter_async_context(client)
         if spec.transport == "stdio":
             params = StdioServerParameters(
                 command=spec.command or "",

@@ -17,20 +17,24 @@ import ipaddress
 import math
 import os
 import re
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from types import MappingProxyType
-from typing import Any, Literal, TypedDict, Unpack
+from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
 from urllib.parse import SplitResult, parse_qsl, urlsplit
 
 import httpx2
 
 from ..errors import ConfigurationError
 
+if TYPE_CHECKING:
+    from mcp.server import MCPServer, Server
+
 __all__ = ["McpServer", "McpServerOptions", "ServerConfigError", "check_allowed_hosts", "redact_url"]
 
-Transport = Literal["stdio", "http"]
+Transport = Literal["stdio", "http", "in_process"]
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds allowed for connecting and listing every page of tools."""
@@ -97,7 +101,7 @@ class ServerConfigError(ConfigurationError):
 
 
 class McpServerOptions(TypedDict, total=False):
-    """The options ``McpServer.stdio`` and ``McpServer.http`` accept besides the transport's own."""
+    """The options every ``McpServer`` constructor accepts besides the transport's own."""
 
     timeout: float
     call_timeout: float | None
@@ -134,7 +138,7 @@ class McpServer:
     label: str
     """The server's name in the registry: the ``{server}`` of model-visible names."""
     transport: Transport
-    """``"stdio"`` (a child process) or ``"http"`` (Streamable HTTP)."""
+    """``"stdio"`` (a child process), ``"http"`` (Streamable HTTP) or ``"in_process"`` (an SDK server object)."""
     command: str | None = None
     """stdio: the executable to run."""
     args: tuple[str, ...] = ()
@@ -149,6 +153,8 @@ class McpServer:
     """http: headers sent with every request, e.g. ``Authorization`` (values are secret)."""
     auth: httpx2.Auth | None = None
     """http: an ``httpx2.Auth`` (e.g. the SDK's OAuth provider) for the HTTP client."""
+    server_object: Server[Any] | MCPServer[Any] | None = None
+    """in_process: the SDK server object (``mcp.server.Server`` or ``MCPServer``) served in this process."""
     timeout: float = DEFAULT_TIMEOUT
     """Seconds for connecting and listing every page of tools (a ``ServerConnectionError`` after)."""
     call_timeout: float | None = DEFAULT_CALL_TIMEOUT
@@ -190,17 +196,19 @@ class McpServer:
                 key="label",
                 fix=f"Rename it, e.g. {suggestion!r}",
             )
-        if self.transport not in ("stdio", "http"):
+        if self.transport not in ("stdio", "http", "in_process"):
             raise ServerConfigError(
                 f"unknown transport {self.transport!r}",
                 server=label,
                 key="transport",
-                fix="Use McpServer.stdio(...) or McpServer.http(...)",
+                fix="Use McpServer.stdio(...), McpServer.http(...) or McpServer.in_process(...)",
             )
         if self.transport == "stdio":
             self._check_stdio()
-        else:
+        elif self.transport == "http":
             self._check_http()
+        else:
+            self._check_in_process()
         self._check_options()
 
     # -- constructors ---------------------------------------------------------------
@@ -277,6 +285,38 @@ class McpServer:
         )
 
     @classmethod
+    def in_process(
+        cls,
+        label: str,
+        server: Server[Any] | MCPServer[Any],
+        **options: Unpack[McpServerOptions],
+    ) -> McpServer:
+        """A server written with the MCP SDK, served in this process: no child process, no network.
+
+        The registry connects to it as ``mcp.Client(server, mode="legacy")`` does: JSON-RPC
+        messages over in-memory streams, with the initialize handshake (protocol 2025-11-25,
+        so ``notifications/tools/list_changed`` reach the registry). Each session runs the
+        server object again (``server.run``), so state kept on the object is shared by every
+        session of it. Meant for tests of a host's tool logic and for embedding a server
+        already written with the SDK.
+
+        Args:
+            label: The server's name in the registry (letters, digits, ``_``, ``-``).
+            server: An ``mcp.server.Server`` (low-level) or ``mcp.server.MCPServer`` instance.
+            **options: As for ``stdio`` (``timeout``, ``call_timeout``, ``prefix``, ``aliases``,
+                ``include``, ``exclude``, ``max_pages`` and the limits).
+
+        Raises:
+            ServerConfigError: naming the bad key and the fix.
+        """
+        return cls(
+            label=label,
+            transport="in_process",
+            server_object=server,
+            **options,  # type: ignore[arg-type]  # include/exclude normalized to tuples
+        )
+
+    @classmethod
     def from_config(
         cls,
         source: str | os.PathLike[str] | Mapping[str, Any],
@@ -336,6 +376,8 @@ class McpServer:
                 parts.append(f"env_keys={sorted(self.env)!r}")
             if self.cwd is not None:
                 parts.append(f"cwd={self.cwd!r}")
+        elif self.transport == "in_process":
+            parts.append(f"server=<{type(self.server_object).__name__}>")
         else:
             parts.append(f"url={redact_url(self.url or '')!r}")
             if self.headers:
@@ -381,7 +423,7 @@ class McpServer:
                 raise self._error(key, f"{key!r} does not apply to a {transport} server", use)
 
     def _check_stdio(self) -> None:
-        self._refuse(("url", "headers", "auth"), "stdio", "Use McpServer.http(...) for an HTTP server")
+        self._refuse(("url", "headers", "auth", "server_object"), "stdio", "Use McpServer.http(...) for an HTTP server")
         if not isinstance(self.command, str) or not self.command.strip():
             raise self._error("command", "a stdio server needs a command", "Pass the executable, e.g. 'npx'")
         if "\0" in self.command:
@@ -409,7 +451,9 @@ class McpServer:
                 raise self._error("cwd", "contains a NUL character")
 
     def _check_http(self) -> None:
-        self._refuse(("command", "args", "env", "cwd"), "HTTP", "Use McpServer.stdio(...) for a local process")
+        self._refuse(
+            ("command", "args", "env", "cwd", "server_object"), "HTTP", "Use McpServer.stdio(...) for a local process"
+        )
         if not isinstance(self.url, str) or not self.url.strip():
             raise self._error("url", "an HTTP server needs a url", "Pass the endpoint, e.g. 'https://example.com/mcp'")
         url = self.url.strip()
@@ -454,6 +498,21 @@ class McpServer:
         if self.auth is not None and not isinstance(self.auth, httpx2.Auth):
             raise self._error(
                 "auth", f"must be an httpx2.Auth, not {type(self.auth).__name__}", "Or put a token in headers"
+            )
+
+    def _check_in_process(self) -> None:
+        self._refuse(
+            ("command", "args", "env", "cwd", "url", "headers", "auth"),
+            "in-process",
+            "Use McpServer.stdio(...) or McpServer.http(...) for a server outside this process",
+        )
+        # An SDK server object exists only once its module is imported: no import needed here.
+        sdk = sys.modules.get("mcp.server")
+        if sdk is None or not isinstance(self.server_object, (sdk.Server, sdk.MCPServer)):
+            raise self._error(
+                "server_object",
+                f"must be an mcp.server.Server or MCPServer instance, not {type(self.server_object).__name__}",
+                "Pass the server object itself, e.g. McpServer.in_process('demo', MCPServer('demo'))",
             )
 
     def _check_options(self) -> None:

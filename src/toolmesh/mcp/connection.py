@@ -224,8 +224,10 @@ class McpConnection:
             )
         elif self.spec.transport == "http":
             hint = f"{detail} while {stage}; check that the URL is right and the server is running"
-        else:
+        elif self.spec.transport == "stdio":
             hint = f"{detail} while {stage}; run the command by hand to see why it fails"
+        else:
+            hint = f"{detail} while {stage}"
         error = ServerConnectionError(self.label, hint)
         error.__cause__ = leaf
         return self._secrets.redact_exception(error)
