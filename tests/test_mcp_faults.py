@@ -88,7 +88,9 @@ async def test_http_endpoint_going_away_mid_call_then_coming_back() -> None:
         assert "reconnect" in down.error.message
         start = time.perf_counter()
         fast = await registry.dispatch("web__echo", {"text": "x"})
-        assert time.perf_counter() - start < 0.1
+        assert (
+            time.perf_counter() - start < 2.0
+        )  # no connect attempt (that would take seconds); generous for a busy machine
         assert fast.error is not None and fast.error.kind is ErrorKind.UNAVAILABLE
         assert "next reconnect" in fast.error.message
         async with http_server(DEMO, port=port):
