@@ -18,8 +18,9 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from typing import TYPE_CHECKING, Any, TextIO
@@ -29,16 +30,17 @@ import anyio.lowlevel
 import httpx2
 import mcp_types
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from . import _errors
+from . import _errors, _wire
+from ._stdio import stdio_transport
 
 if TYPE_CHECKING:
     from .config import McpServer
 
-__all__ = ["Session"]
+__all__ = ["Exchange", "Session"]
 
 logger = logging.getLogger("toolmesh.mcp")
 
@@ -59,6 +61,74 @@ def _client_info() -> mcp_types.Implementation:
 
 
 _CLIENT_INFO = _client_info()
+
+
+@dataclass(slots=True)
+class Exchange:
+    """What the HTTP layer saw of one request: kept per call, never per session.
+
+    Set as a context variable by the caller before it sends; the SDK runs each request's
+    POST in a task that inherits the sender's context, so the HTTP hooks below find the
+    caller's own ``Exchange`` even with hundreds of calls in flight.
+    """
+
+    http_status: int | None = None
+    """The status of an HTTP error answer (the SDK turns it into a generic error)."""
+    too_large: int | None = None
+    """The limit (bytes) the answer's body went over, when it did."""
+
+
+_EXCHANGE: ContextVar[Exchange | None] = ContextVar("toolmesh_mcp_exchange", default=None)
+
+
+class AnswerTooLarge(httpx2.StreamError):
+    """An HTTP answer's body went over the server spec's ``max_result_bytes``."""
+
+
+class _LimitedBody(httpx2.AsyncByteStream):
+    """A response body that stops (raises) once it has yielded more than ``limit`` bytes."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, exchange: Exchange) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._exchange = exchange
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self._inner:
+            seen += len(chunk)
+            if seen > self._limit:
+                self._exchange.too_large = self._limit
+                raise AnswerTooLarge(f"the answer is larger than max_result_bytes ({self._limit} bytes)")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _BoundedTransport(httpx2.AsyncHTTPTransport):
+    """Stops reading a request's answer past ``max_result_bytes`` instead of buffering it all."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self._limit = limit
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await super().handle_async_request(request)
+        exchange = _EXCHANGE.get()
+        if exchange is not None and request.method == "POST":
+            assert isinstance(response.stream, httpx2.AsyncByteStream)
+            response.stream = _LimitedBody(response.stream, self._limit, exchange)
+        return response
+
+
+@asynccontextmanager
+async def _guarded(
+    transport: Any,
+) -> AsyncIterator[tuple[Any, _wire.GuardedWriteStream]]:
+    """An SDK transport whose write stream refuses unencodable messages in the sender's task."""
+    async with transport as (read_stream, write_stream):
+        yield read_stream, _wire.GuardedWriteStream(write_stream)
 
 
 def _child_stderr(stack: AsyncExitStack) -> TextIO:
@@ -101,8 +171,10 @@ class Session:
     """Set when the supervisor has finished (the client is closed)."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     """The supervisor's scope: cancelled when a graceful close is not possible."""
-    http_status: int | None = None
-    """The status of the last HTTP error response (the SDK turns them into a generic error)."""
+    fault: str | None = None
+    """What the server wrote that ended the session's read side, when that happened."""
+    handshake: Exchange = field(default_factory=lambda: Exchange())
+    """What the HTTP layer saw of the handshake (sent from the supervisor task)."""
 
     @property
     def label(self) -> str:
@@ -124,6 +196,7 @@ class Session:
 
     async def run(self) -> None:
         """Hold one client open until told to stop; never raise into the registry's task group."""
+        _EXCHANGE.set(self.handshake)  # this task's own context: the handshake's requests
         try:
             with self.scope:
                 async with AsyncExitStack() as stack:
@@ -175,28 +248,31 @@ class Session:
                 env=dict(spec.env) if spec.env else None,
                 cwd=spec.cwd,
             )
-            target = stdio_client(params, errlog=_child_stderr(stack))
+            target = stdio_transport(
+                params,
+                label=spec.label,
+                max_message_bytes=spec.max_result_bytes,
+                on_fault=self._on_fault,
+                errlog=_child_stderr(stack),
+            )
         else:
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
                     headers=dict(spec.headers or {}),
                     auth=spec.auth,
                     timeout=_HTTP_TIMEOUT,
-                    event_hooks={"response": [self._on_response]},
+                    event_hooks={"response": [_on_response]},
+                    transport=_BoundedTransport(spec.max_result_bytes),
                 )
             )
-            target = streamable_http_client(spec.url or "", http_client=http)
+            # One SSE event may be as large as a whole answer; _BoundedTransport bounds the answer.
+            events = spec.max_result_bytes + 1
+            target = _guarded(streamable_http_client(spec.url or "", http_client=http, max_sse_event_size=events))
         client = Client(target, client_info=_CLIENT_INFO, message_handler=self._on_message)
         return await stack.enter_async_context(client)
 
-    def take_http_status(self) -> int | None:
-        """The status of the last HTTP error response, once (then forgotten)."""
-        status, self.http_status = self.http_status, None
-        return status
-
-    async def _on_response(self, response: httpx2.Response) -> None:
-        if response.status_code >= 400:
-            self.http_status = response.status_code
+    def _on_fault(self, reason: str) -> None:
+        self.fault = reason
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
@@ -207,6 +283,7 @@ class Session:
 
     async def _listen(self, client: Client) -> None:
         """Forward tool-list changes of a 2026-07-28 session; re-listen (and report) after a drop."""
+        _EXCHANGE.set(None)  # a listen stream is long-lived: no answer-size bound, no status slot
         delay = _LISTEN_RETRY
         resubscribing = False
         while True:
@@ -222,6 +299,22 @@ class Session:
                 logger.debug("MCP server %r: tools/list_changed subscription ended: %r", self.label, exc)
             await anyio.sleep(delay)
             delay = min(delay * 2, _LISTEN_RETRY_MAX)
+
+
+async def _on_response(response: httpx2.Response) -> None:
+    if response.status_code >= 400 and (exchange := _EXCHANGE.get()) is not None:
+        exchange.http_status = response.status_code
+
+
+@asynccontextmanager
+async def exchange() -> AsyncIterator[Exchange]:
+    """One request's ``Exchange``, visible to the HTTP layer while the block runs in this task."""
+    current = Exchange()
+    token = _EXCHANGE.set(current)
+    try:
+        yield current
+    finally:
+        _EXCHANGE.reset(token)
 
 
 def _wants_listen(client: Client) -> bool:

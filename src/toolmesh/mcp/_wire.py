@@ -1,0 +1,209 @@
+"""What toolmesh checks on the wire of an MCP session, in both directions, for every transport.
+
+Outbound, a message that cannot be encoded (text that is not valid Unicode, such as a
+lone surrogate) must cost only the call that carries it: ``GuardedWriteStream.send``
+encodes in the caller's task and raises ``UnsendableMessage`` there, before the
+transport sees the message (the SDK's writers would crash and take the whole session
+down with every call in flight).
+
+Inbound, the SDK drops a message it cannot parse (at DEBUG level), and the request it
+answered waits out its whole timeout. ``Inbound`` keeps the ids of the requests sent and
+not yet answered, so an unreadable answer fails its own request at once with a
+local error (``invalid_answer``) saying what was wrong; what cannot be tied to a request
+is reported as a fault of the session.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import OrderedDict
+from types import TracebackType
+from typing import Any, Self
+
+import mcp_types
+import pydantic
+from mcp.shared._stream_protocols import WriteStream
+from mcp.shared.message import SessionMessage
+
+__all__ = [
+    "INVALID_ANSWER",
+    "GuardedWriteStream",
+    "Inbound",
+    "UnsendableMessage",
+    "describe_unreadable",
+    "encode",
+    "invalid_answer",
+    "top_level",
+]
+
+INVALID_ANSWER = "toolmesh: the server's answer could not be read: "
+"""Prefix of the local JSON-RPC error that answers a request whose real answer was unreadable."""
+
+_TRACKED = 4096
+"""How many sent-but-unanswered (or cancelled) request ids are remembered per session."""
+
+
+class UnsendableMessage(ValueError):
+    """A message toolmesh refused to send because it cannot be encoded as UTF-8 JSON."""
+
+
+def encode(message: mcp_types.JSONRPCMessage) -> bytes:
+    """The message as UTF-8 JSON (one line: JSON text never holds a raw newline).
+
+    Raises:
+        UnsendableMessage: when it holds text that is not valid Unicode (a lone surrogate).
+    """
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+    except (ValueError, UnicodeError) as exc:
+        what = f"{message.method} request" if isinstance(message, mcp_types.JSONRPCRequest) else "message"
+        raise UnsendableMessage(
+            f"the {what} cannot be sent: it holds text that is not valid Unicode ({_first_line(exc)})"
+        ) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[-1] if text else type(exc).__name__
+
+
+class GuardedWriteStream:
+    """A transport's write stream that refuses unencodable messages in the sender's task.
+
+    ``send`` runs in the task of whoever sends (the caller of ``call_tool``), so the
+    ``UnsendableMessage`` it raises fails only that call; the transport and every other
+    call in flight are untouched.
+    """
+
+    __slots__ = ("_inbound", "_inner")
+
+    def __init__(self, inner: WriteStream[SessionMessage], inbound: Inbound | None = None) -> None:
+        self._inner = inner
+        self._inbound = inbound
+
+    async def send(self, item: SessionMessage, /) -> None:
+        """Check that ``item`` can be encoded, then pass it on.
+
+        Raises:
+            UnsendableMessage: when it cannot be encoded; nothing is sent.
+        """
+        encode(item.message)
+        if self._inbound is not None:
+            self._inbound.sent(item.message)
+        await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        """Close the transport's stream."""
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        await self._inner.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return await self._inner.__aexit__(exc_type, exc, tb)
+
+
+def invalid_answer(request_id: mcp_types.RequestId, reason: str) -> SessionMessage:
+    """The local error that answers ``request_id`` when its real answer could not be read."""
+    error = mcp_types.ErrorData(code=mcp_types.PARSE_ERROR, message=INVALID_ANSWER + reason)
+    return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+class Inbound:
+    """The requests a session sent and is waiting for, to tie unreadable answers to them."""
+
+    __slots__ = ("_cancelled", "_outstanding")
+
+    def __init__(self) -> None:
+        self._outstanding: OrderedDict[mcp_types.RequestId, str] = OrderedDict()
+        self._cancelled: OrderedDict[mcp_types.RequestId, None] = OrderedDict()
+
+    @property
+    def waiting(self) -> bool:
+        """Whether any request sent on the session is still unanswered."""
+        return bool(self._outstanding)
+
+    def sent(self, message: mcp_types.JSONRPCMessage) -> None:
+        """Note an outbound message: a request now waits; a cancellation ends a wait."""
+        if isinstance(message, mcp_types.JSONRPCRequest):
+            _remember(self._outstanding, message.id, message.method)
+        elif isinstance(message, mcp_types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            request_id = (message.params or {}).get("requestId")
+            if isinstance(request_id, str | int) and self._outstanding.pop(request_id, None) is not None:
+                _remember(self._cancelled, request_id, None)
+
+    def answered(self, request_id: mcp_types.RequestId | None) -> bool | None:
+        """Note an answer: True for a waiting request, None for a late one (cancelled), False otherwise."""
+        if request_id is None:
+            return False
+        if self._outstanding.pop(request_id, None) is not None:
+            return True
+        if self._cancelled.pop(request_id, None) is not None:
+            return None
+        return False
+
+    def method(self, request_id: object) -> str | None:
+        """The method of a request still waiting, or None."""
+        return self._outstanding.get(request_id) if isinstance(request_id, str | int) else None
+
+
+def _remember(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    table[key] = value
+    if len(table) > _TRACKED:
+        table.popitem(last=False)
+
+
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]]')
+_SCALAR = re.compile(rb'\s*:\s*(-?\d+|"[^"\\]*(?:\\.[^"\\]*)*")')
+
+
+def top_level(line: bytes) -> tuple[object, bool]:
+    """The top-level ``id`` (or None) of a JSON object in ``line``, and whether it has a ``method``.
+
+    Works on text that is not valid JSON, not valid UTF-8, nested too deep for a parser,
+    or cut short: it only tracks nesting and the strings at the first level.
+    """
+    depth = 0
+    found: object = None
+    method = False
+    for token in _TOKEN.finditer(line):
+        text = token.group()
+        if text in (b"{", b"["):
+            depth += 1
+        elif text in (b"}", b"]"):
+            depth -= 1
+            if depth <= 0:
+                break
+        elif depth == 1 and text in (b'"id"', b'"method"'):
+            value = _SCALAR.match(line, token.end())
+            if value is None:
+                continue
+            if text == b'"method"':
+                method = True
+            elif found is None:
+                raw = value.group(1)
+                found = raw[1:-1].decode("utf-8", "replace") if raw.startswith(b'"') else int(raw)
+    return found, method
+
+
+def describe_unreadable(line: bytes, exc: pydantic.ValidationError) -> str:
+    """What is wrong with a line the SDK's message model rejected, in a few words."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"it is not valid UTF-8 (byte 0x{line[bad.start]:02x} at offset {bad.start})"
+    errors = exc.errors(include_url=False, include_input=False)
+    if errors and errors[0]["type"] == "json_invalid":
+        problem = errors[0]["msg"].removeprefix("Invalid JSON: ")
+        if "recursion limit" in problem:
+            return f"it is nested deeper than the JSON parser allows ({problem})"
+        return f"it is not JSON ({problem}): {_excerpt(line)}"
+    return f"it is not a JSON-RPC response (a `result` object or an `error`): {_excerpt(line)}"
+
+
+def _excerpt(line: bytes, limit: int = 120) -> str:
+    text = line[:limit].decode("utf-8", "replace")
+    return repr(text + ("..." if len(line) > limit else ""))
