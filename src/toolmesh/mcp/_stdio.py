@@ -92,21 +92,6 @@ async def stdio_transport(
     inbound = _wire.Inbound()
     writer_done = anyio.Event()
 
-    class _LineSender:
-        """The session's write stream: encodes in the caller's task, hands lines to the writer."""
-
-        async def send(self, item: SessionMessage, /) -> None:
-            await line_writer.send(_wire.encode(item.message) + b"\n")
-
-        async def aclose(self) -> None:
-            await line_writer.aclose()
-
-        async def __aenter__(self) -> _LineSender:
-            return self
-
-        async def __aexit__(self, *exc_info: object) -> None:
-            await line_writer.aclose()
-
     reader = _Reader(label, max_message_bytes, inbound, read_writer, on_fault)
 
     async def stdout_reader() -> None:
@@ -134,7 +119,7 @@ async def stdio_transport(
         tg.start_soon(stdout_reader)
         tg.start_soon(stdin_writer)
         try:
-            yield read_stream, _wire.GuardedWriteStream(_LineSender(), inbound)
+            yield read_stream, _wire.GuardedWriteStream(inbound=inbound, lines=line_writer)
         finally:
             with anyio.CancelScope(shield=True):
                 read_stream.close()

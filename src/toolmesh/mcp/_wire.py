@@ -20,6 +20,7 @@ from collections import OrderedDict
 from types import TracebackType
 from typing import Any, Self
 
+import anyio.abc
 import mcp_types
 import pydantic
 from mcp.shared._stream_protocols import WriteStream
@@ -72,14 +73,21 @@ class GuardedWriteStream:
 
     ``send`` runs in the task of whoever sends (the caller of ``call_tool``), so the
     ``UnsendableMessage`` it raises fails only that call; the transport and every other
-    call in flight are untouched.
+    call in flight are untouched. Given ``lines``, it hands the encoded line to that
+    stream (a transport of toolmesh's own) instead of the message to ``inner``.
     """
 
-    __slots__ = ("_inbound", "_inner")
+    __slots__ = ("_inbound", "_inner", "_lines")
 
-    def __init__(self, inner: WriteStream[SessionMessage], inbound: Inbound | None = None) -> None:
+    def __init__(
+        self,
+        inner: WriteStream[SessionMessage] | None = None,
+        inbound: Inbound | None = None,
+        lines: anyio.abc.ObjectSendStream[bytes] | None = None,
+    ) -> None:
         self._inner = inner
         self._inbound = inbound
+        self._lines = lines
 
     async def send(self, item: SessionMessage, /) -> None:
         """Check that ``item`` can be encoded, then pass it on.
@@ -87,23 +95,29 @@ class GuardedWriteStream:
         Raises:
             UnsendableMessage: when it cannot be encoded; nothing is sent.
         """
-        encode(item.message)
+        data = encode(item.message)
         if self._inbound is not None:
             self._inbound.sent(item.message)
-        await self._inner.send(item)
+        if self._lines is not None:
+            await self._lines.send(data + b"\n")
+        else:
+            assert self._inner is not None
+            await self._inner.send(item)
 
     async def aclose(self) -> None:
-        """Close the transport's stream."""
-        await self._inner.aclose()
+        """Close the underlying stream."""
+        if self._lines is not None:
+            await self._lines.aclose()
+        if self._inner is not None:
+            await self._inner.aclose()
 
     async def __aenter__(self) -> Self:
-        await self._inner.__aenter__()
         return self
 
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        return await self._inner.__aexit__(exc_type, exc, tb)
+    ) -> None:
+        await self.aclose()
 
 
 def invalid_answer(request_id: mcp_types.RequestId, reason: str) -> SessionMessage:
