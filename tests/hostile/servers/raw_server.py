@@ -8,7 +8,7 @@ each tool in a broken way of its own; see TOOLS. Environment:
 
     HOSTILE_LIST=deep | big_description | big_schema | hang   a broken tools/list
     HOSTILE_HUGE_BYTES=N      the size of the "huge" tool's answer (default 5 MiB)
-    HOSTILE_IGNORE_TERM=1     ignore SIGTERM (only SIGKILL stops it)
+    HOSTILE_IGNORE_TERM=1     ignore SIGTERM and stay alive after stdin closes (only SIGKILL stops it)
 """
 
 from __future__ import annotations
@@ -156,14 +156,17 @@ def serve_stdio() -> None:
 
 
 def serve_http(port: int) -> None:
+    import asyncio
+
     import uvicorn
 
     async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope["type"] == "lifespan":
-            while (await receive())["type"] != "lifespan.shutdown":
-                pass
-            await send({"type": "lifespan.shutdown.complete"})
-            return
+            while True:
+                event = (await receive())["type"]
+                await send({"type": f"{event}.complete"})
+                if event == "lifespan.shutdown":
+                    return
         body = b""
         while True:
             event = await receive()
@@ -180,7 +183,12 @@ def serve_http(port: int) -> None:
             await send({"type": "http.response.start", "status": 429, "headers": [(b"retry-after", b"1")]})
             await send({"type": "http.response.body", "body": b"slow down"})
             return
-        parts = answer(message)
+        if message.get("method") == "tools/call" and params.get("name") == "slow":
+            args = params.get("arguments") or {}
+            await asyncio.sleep(float(args.get("seconds", 1.0)))
+            parts: Iterator[bytes] | None = iter([_text(message["id"], str(args.get("text", "")))])
+        else:
+            parts = answer(message)
         if parts is None:
             await send({"type": "http.response.start", "status": 202, "headers": []})
             await send({"type": "http.response.body", "body": b""})
@@ -201,7 +209,8 @@ def main() -> None:
         serve_http(int(sys.argv[2]))
     else:
         serve_stdio()
-    time.sleep(0)
+    while os.environ.get("HOSTILE_IGNORE_TERM") == "1":  # stubborn: outlive stdin, ignore SIGTERM
+        time.sleep(1)
 
 
 if __name__ == "__main__":
