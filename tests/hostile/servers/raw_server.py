@@ -60,7 +60,7 @@ def tools_list() -> dict[str, Any] | None:
     elif mode == "big_description":
         tools.append({"name": "wordy", "description": "x" * 20_000, "inputSchema": {"type": "object"}})
     elif mode == "big_schema":
-        properties = {f"p{i}": {"type": "string", "description": "y" * 100} for i in range(3000)}
+        properties = {f"p{i}": {"type": "string", "description": "y" * 100} for i in range(1500)}
         tools.append({"name": "bulky", "inputSchema": {"type": "object", "properties": properties}})
     return {"tools": tools}
 
