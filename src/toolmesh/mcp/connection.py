@@ -280,7 +280,7 @@ class McpConnection:
             logger.warning(
                 "MCP server %r: reconnect failed (%s); next try in %gs", self.label, self._last_error, backoff
             )
-            await session.stop()
+            self._abandon(session)  # the waiting callers get their answer now, not after the child's grace
         except Exception:  # pragma: no cover - a bug here must not take the registry down
             logger.exception("MCP server %r: reconnect crashed", self.label)
         finally:
