@@ -155,6 +155,10 @@ class _Reader:
         buffer = bytearray()
         skipping = False
         async for chunk in stdout:
+            if buffer or skipping:
+                # A long line arrives chunk after chunk, each at once from the pipe's buffer:
+                # let other tasks run between them.
+                await anyio.lowlevel.checkpoint()
             start = 0
             while start < len(chunk):
                 end = chunk.find(b"\n", start)

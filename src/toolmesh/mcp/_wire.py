@@ -170,6 +170,7 @@ def _remember(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
         table.popitem(last=False)
 
 
+_SCAN = 64 * 1024
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]]')
 _SCALAR = re.compile(rb'\s*:\s*(-?\d+|"[^"\\]*(?:\\.[^"\\]*)*")')
 
@@ -178,12 +179,13 @@ def top_level(line: bytes) -> tuple[object, bool]:
     """The top-level ``id`` (or None) of a JSON object in ``line``, and whether it has a ``method``.
 
     Works on text that is not valid JSON, not valid UTF-8, nested too deep for a parser,
-    or cut short: it only tracks nesting and the strings at the first level.
+    or cut short: it only tracks nesting and the strings at the first level, in the first
+    64 KiB (where every JSON-RPC writer puts ``id`` and ``method``, before the payload).
     """
     depth = 0
     found: object = None
     method = False
-    for token in _TOKEN.finditer(line):
+    for token in _TOKEN.finditer(line, 0, _SCAN):
         text = token.group()
         if text in (b"{", b"["):
             depth += 1
