@@ -101,3 +101,15 @@ async def test_an_unencodable_message_fails_only_its_call_and_not_the_one_in_fli
         assert done.ok, done.error
         assert connection.reconnects == 0 and connection.state == "connected"
         await _echo_ok(registry)
+
+
+async def test_an_answer_with_a_wrong_id_fails_its_call_at_once_and_the_session_stays() -> None:
+    async with http_server(RAW) as url, ToolRegistry() as registry:
+        connection = await registry.connect(raw_http(url))
+        with anyio.fail_after(FAST):
+            result = await registry.dispatch("rawweb__wrong_id", {})
+        assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR, result.error
+        assert "answered with id 987654321" in result.error.message
+        with anyio.fail_after(FAST):
+            await _echo_ok(registry)
+        assert connection.reconnects == 0

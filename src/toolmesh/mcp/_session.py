@@ -20,7 +20,6 @@ import os
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from typing import TYPE_CHECKING, Any, TextIO
@@ -36,11 +35,12 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import _errors, _wire
 from ._stdio import stdio_transport
+from ._wire import _EXCHANGE, Exchange, exchange
 
 if TYPE_CHECKING:
     from .config import McpServer
 
-__all__ = ["Exchange", "Session"]
+__all__ = ["Exchange", "Session", "exchange"]
 
 logger = logging.getLogger("toolmesh.mcp")
 
@@ -61,24 +61,6 @@ def _client_info() -> mcp_types.Implementation:
 
 
 _CLIENT_INFO = _client_info()
-
-
-@dataclass(slots=True)
-class Exchange:
-    """What the HTTP layer saw of one request: kept per call, never per session.
-
-    Set as a context variable by the caller before it sends; the SDK runs each request's
-    POST in a task that inherits the sender's context, so the HTTP hooks below find the
-    caller's own ``Exchange`` even with hundreds of calls in flight.
-    """
-
-    http_status: int | None = None
-    """The status of an HTTP error answer (the SDK turns it into a generic error)."""
-    too_large: int | None = None
-    """The limit (bytes) the answer's body went over, when it did."""
-
-
-_EXCHANGE: ContextVar[Exchange | None] = ContextVar("toolmesh_mcp_exchange", default=None)
 
 
 class AnswerTooLarge(httpx2.StreamError):
@@ -126,9 +108,11 @@ class _BoundedTransport(httpx2.AsyncHTTPTransport):
 async def _guarded(
     transport: Any,
 ) -> AsyncIterator[tuple[Any, _wire.GuardedWriteStream]]:
-    """An SDK transport whose write stream refuses unencodable messages in the sender's task."""
+    """An SDK transport whose write stream refuses unencodable messages in the sender's task,
+    and whose read stream ties an answer with a wrong id to the request it answered."""
+    inbound = _wire.Inbound()
     async with transport as (read_stream, write_stream):
-        yield read_stream, _wire.GuardedWriteStream(write_stream)
+        yield _wire.GuardedReadStream(read_stream, inbound), _wire.GuardedWriteStream(write_stream, inbound)
 
 
 def _child_stderr(stack: AsyncExitStack) -> TextIO:
@@ -304,17 +288,6 @@ class Session:
 async def _on_response(response: httpx2.Response) -> None:
     if response.status_code >= 400 and (exchange := _EXCHANGE.get()) is not None:
         exchange.http_status = response.status_code
-
-
-@asynccontextmanager
-async def exchange() -> AsyncIterator[Exchange]:
-    """One request's ``Exchange``, visible to the HTTP layer while the block runs in this task."""
-    current = Exchange()
-    token = _EXCHANGE.set(current)
-    try:
-        yield current
-    finally:
-        _EXCHANGE.reset(token)
 
 
 def _wants_listen(client: Client) -> bool:

@@ -15,11 +15,17 @@ is reported as a fault of the session.
 
 from __future__ import annotations
 
+import contextvars
 import re
 from collections import OrderedDict
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Self
 
+import anyio
 import anyio.abc
 import mcp_types
 import pydantic
@@ -28,11 +34,14 @@ from mcp.shared.message import SessionMessage
 
 __all__ = [
     "INVALID_ANSWER",
+    "Exchange",
+    "GuardedReadStream",
     "GuardedWriteStream",
     "Inbound",
     "UnsendableMessage",
     "describe_unreadable",
     "encode",
+    "exchange",
     "invalid_answer",
     "top_level",
 ]
@@ -42,6 +51,37 @@ INVALID_ANSWER = "toolmesh: the server's answer could not be read: "
 
 _TRACKED = 4096
 """How many sent-but-unanswered (or cancelled) request ids are remembered per session."""
+
+
+@dataclass(slots=True)
+class Exchange:
+    """What the transport saw of one request: kept per call, never per session.
+
+    Set as a context variable by the caller before it sends (``exchange()``); the SDK
+    runs each request's HTTP POST in a task that inherits the sender's context, so the
+    HTTP layer finds the caller's own ``Exchange`` even with hundreds of calls in flight.
+    """
+
+    request_id: mcp_types.RequestId | None = None
+    """The JSON-RPC id of the request sent in this exchange."""
+    http_status: int | None = None
+    """The status of an HTTP error answer (the SDK turns it into a generic error)."""
+    too_large: int | None = None
+    """The limit (bytes) the answer's body went over, when it did."""
+
+
+_EXCHANGE: ContextVar[Exchange | None] = ContextVar("toolmesh_mcp_exchange", default=None)
+
+
+@asynccontextmanager
+async def exchange() -> AsyncIterator[Exchange]:
+    """One request's ``Exchange``, visible to the transport while the block runs in this task."""
+    current = Exchange()
+    token = _EXCHANGE.set(current)
+    try:
+        yield current
+    finally:
+        _EXCHANGE.reset(token)
 
 
 class UnsendableMessage(ValueError):
@@ -98,6 +138,8 @@ class GuardedWriteStream:
         data = encode(item.message)
         if self._inbound is not None:
             self._inbound.sent(item.message)
+            if isinstance(item.message, mcp_types.JSONRPCRequest) and (current := _EXCHANGE.get()) is not None:
+                current.request_id = item.message.id
         if self._lines is not None:
             await self._lines.send(data + b"\n")
         else:
@@ -110,6 +152,64 @@ class GuardedWriteStream:
             await self._lines.aclose()
         if self._inner is not None:
             await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class GuardedReadStream:
+    """An SDK transport's read stream that ties an answer with a wrong id to its request.
+
+    Over HTTP an answer arrives on the POST of its request, in a task that runs in the
+    sender's context; so an answer whose id was never sent is the answer to the request
+    of that context's ``Exchange``, which then fails at once instead of waiting out its
+    timeout.
+    """
+
+    __slots__ = ("_inbound", "_inner")
+
+    def __init__(self, inner: Any, inbound: Inbound) -> None:
+        self._inner = inner
+        self._inbound = inbound
+
+    @property
+    def last_context(self) -> contextvars.Context | None:
+        """The sender's context of the last item (the SDK's dispatcher reads it)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        """The next item, with an answer to an id never sent turned into its request's error."""
+        item: SessionMessage | Exception = await self._inner.receive()
+        if isinstance(item, Exception) or not isinstance(
+            item.message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError
+        ):
+            return item
+        wrong = item.message.id
+        if self._inbound.answered(wrong) is not False or wrong is None:
+            return item
+        context = self.last_context
+        sent = context.get(_EXCHANGE) if context is not None else None
+        if sent is None or sent.request_id is None or self._inbound.answered(sent.request_id) is not True:
+            return item
+        return invalid_answer(sent.request_id, f"it answered with id {wrong!r}, not the id of the request")
+
+    def __aiter__(self) -> GuardedReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        """Close the transport's stream."""
+        await self._inner.aclose()
 
     async def __aenter__(self) -> Self:
         return self
