@@ -14,6 +14,7 @@ from _hostile import CALL_TIMEOUT, FAST, RAW, raw_http
 
 from _servers import http_server
 from toolmesh import ErrorKind, ToolContext, ToolExecutionError, ToolRegistry, ToolResult
+from toolmesh.errors import ServerConnectionError
 
 
 async def _echo_ok(registry: ToolRegistry) -> None:
@@ -113,3 +114,13 @@ async def test_an_answer_with_a_wrong_id_fails_its_call_at_once_and_the_session_
         with anyio.fail_after(FAST):
             await _echo_ok(registry)
         assert connection.reconnects == 0
+
+
+async def test_a_schema_too_deep_to_parse_fails_connect_at_once_saying_so() -> None:
+    async with http_server(RAW, HOSTILE_LIST="deep") as url, ToolRegistry() as registry:
+        start = time.perf_counter()
+        with anyio.fail_after(FAST), pytest.raises(ServerConnectionError) as caught:
+            await registry.connect(raw_http(url))
+        assert "answer could not be read" in str(caught.value) and "tools/list" in str(caught.value)
+        assert time.perf_counter() - start < FAST
+        assert list(registry.entries()) == []

@@ -158,7 +158,9 @@ class McpConnection:
             with anyio.fail_after(timeout):
                 await session.ready.wait()
                 if session.client is None:
-                    raise self._connect_error(session.error, http_status=session.handshake.http_status)
+                    raise self._connect_error(
+                        session.error, http_status=session.handshake.http_status, fault=session.fault
+                    )
                 self._adopt(session)
                 stage = "listing tools (tools/list)"
                 async with exchange() as listing:
@@ -175,7 +177,8 @@ class McpConnection:
             raise
         except Exception as exc:
             self._abandon(session)
-            raise self._connect_error(exc, stage, listing.http_status or session.handshake.http_status) from exc
+            status = listing.http_status or session.handshake.http_status
+            raise self._connect_error(exc, stage, status, session.fault) from exc
         except BaseException:  # the connect was cancelled: leave nothing running
             with anyio.CancelScope(shield=True):
                 await session.stop()
@@ -194,8 +197,16 @@ class McpConnection:
         self._task_group.start_soon(session.stop, name=f"toolmesh MCP stop {self.label!r}")
 
     def _connect_error(
-        self, exc: BaseException | None, stage: str = "connecting", http_status: int | None = None
+        self,
+        exc: BaseException | None,
+        stage: str = "connecting",
+        http_status: int | None = None,
+        fault: str | None = None,
     ) -> ServerConnectionError:
+        if fault is not None:  # the server wrote something unreadable: that is the reason, not the closed stream
+            error = ServerConnectionError(self.label, f"{fault} (while {stage}); fix the server's output")
+            error.__cause__ = exc
+            return error
         if exc is None:
             return ServerConnectionError(self.label, f"the session ended while {stage}")
         leaf = exc
@@ -400,7 +411,8 @@ class McpConnection:
             status = listing.http_status
             if current is not None and _errors.classify(exc, status).session_fatal:
                 self._mark_dead(current)
-            raise self._connect_error(exc, "listing tools (tools/list)", status) from exc
+            fault = current.fault if current is not None else None
+            raise self._connect_error(exc, "listing tools (tools/list)", status, fault) from exc
 
     async def read_resource(self, uri: str) -> ToolOutput:
         """``resources/read`` passed through: the contents as embedded-resource blocks.
