@@ -6,6 +6,12 @@ host's task: ``Session.run`` enters it in a task of the registry's task group th
 nothing else, and callers use ``Session.client`` from their own tasks. ``run`` never
 raises (besides cancellation): a failure ends the session and is kept in ``error``.
 
+Transports: stdio through ``_stdio.stdio_transport`` (bounded lines, unreadable answers
+fail their own request); Streamable HTTP through the SDK's client with the ``_wire``
+guards around its streams, an ``httpx2`` transport that stops reading an answer past
+``max_result_bytes``, and a response hook that records an error status in the caller's
+own ``Exchange`` (per request, never per session).
+
 While the session is up it also watches for tool-list changes:
 ``notifications/tools/list_changed`` on handshake-era sessions (2025-11-25), a
 ``subscriptions/listen`` stream on 2026-07-28 sessions whose server advertises

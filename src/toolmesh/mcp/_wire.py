@@ -18,8 +18,8 @@ from __future__ import annotations
 import contextvars
 import re
 from collections import OrderedDict
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from collections.abc import Iterator
+from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from types import TracebackType
@@ -73,8 +73,8 @@ class Exchange:
 _EXCHANGE: ContextVar[Exchange | None] = ContextVar("toolmesh_mcp_exchange", default=None)
 
 
-@asynccontextmanager
-async def exchange() -> AsyncIterator[Exchange]:
+@contextmanager
+def exchange() -> Iterator[Exchange]:
     """One request's ``Exchange``, visible to the transport while the block runs in this task."""
     current = Exchange()
     token = _EXCHANGE.set(current)

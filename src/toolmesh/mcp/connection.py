@@ -163,7 +163,7 @@ class McpConnection:
                     )
                 self._adopt(session)
                 stage = "listing tools (tools/list)"
-                async with exchange() as listing:
+                with exchange() as listing:
                     return await discover_tools(session.client, self.spec)
         except TimeoutError:
             self._abandon(session)
@@ -330,7 +330,7 @@ class McpConnection:
         assert client is not None
         # ctx.progress has ProgressFnT's signature; the SDK types it as a Protocol.
         progress = cast("ProgressFnT | None", ctx.progress)
-        async with exchange() as sent:
+        with exchange() as sent:
             try:
                 raw = await client.call_tool(entry.wire_name, arguments, progress_callback=progress)
             except Exception as exc:
@@ -396,7 +396,7 @@ class McpConnection:
             with anyio.fail_after(self.spec.timeout):
                 session = await self._live()
                 assert session.client is not None
-                async with exchange() as listing:
+                with exchange() as listing:
                     return await discover_tools(session.client, self.spec)
         except TimeoutError:
             raise ServerConnectionError(
@@ -424,7 +424,7 @@ class McpConnection:
         timeout = self.spec.call_timeout
         session = await self._live()
         assert session.client is not None
-        async with exchange() as sent:
+        with exchange() as sent:
             try:
                 with anyio.fail_after(timeout):
                     result = await session.client.read_resource(uri)
