@@ -96,6 +96,7 @@ async def test_an_unencodable_message_fails_only_its_call_and_not_the_one_in_fli
                 # Straight to the connection: the argument layer would refuse this before the wire.
                 with pytest.raises(ToolExecutionError) as caught:
                     await connection.call_tool(registry["rawweb__echo"], {"text": "\ud800"}, ToolContext())  # type: ignore[arg-type]
+                assert slow_result == []  # the slow call is still in flight
         assert caught.value.kind is ErrorKind.INVALID_ARGUMENTS
         assert "not valid Unicode" in caught.value.message
         (done,) = slow_result

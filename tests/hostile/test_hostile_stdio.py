@@ -36,6 +36,7 @@ async def test_a_byte_that_is_not_utf8_fails_the_call_at_once_and_the_next_call_
         assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE
         assert result.error.retryable
         assert "not valid UTF-8 (byte 0xff" in result.error.message
+        assert connection.state == "down"  # not "connected": the next call reconnects
         assert "raw__bad_byte" in (result.error.model_feedback or "") or "bad_byte" in result.error.message
         assert elapsed < CALL_TIMEOUT / 3
         with anyio.fail_after(FAST * 3):
@@ -158,6 +159,7 @@ async def test_an_unencodable_message_fails_only_its_call_and_not_the_one_in_fli
                 # Straight to the connection: the argument layer would refuse this before the wire.
                 with pytest.raises(ToolExecutionError) as caught:
                     await connection.call_tool(registry["raw__echo"], {"text": "\ud800"}, ToolContext())  # type: ignore[arg-type]
+                assert slow_result == []  # the slow call is still in flight
         assert caught.value.kind is ErrorKind.INVALID_ARGUMENTS
         assert "not valid Unicode" in caught.value.message
         (done,) = slow_result

@@ -262,7 +262,9 @@ class Session:
         return await stack.enter_async_context(client)
 
     def _on_fault(self, reason: str) -> None:
+        """The server's output ended the read side: no more calls here; the next one reconnects."""
         self.fault = reason
+        self.mark_dead()
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
