@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any, Self
 
@@ -30,6 +30,7 @@ import anyio.abc
 import mcp_types
 import pydantic
 from mcp.shared._stream_protocols import WriteStream
+from mcp.shared.dispatcher import coerce_request_id
 from mcp.shared.message import SessionMessage
 
 __all__ = [
@@ -49,6 +50,9 @@ __all__ = [
 INVALID_ANSWER = "toolmesh: the server's answer could not be read: "
 """Prefix of the local JSON-RPC error that answers a request whose real answer was unreadable."""
 
+_PER_EXCHANGE = 8
+"""How many request ids one exchange remembers (a call may send a tools/list before its tools/call)."""
+
 _TRACKED = 4096
 """How many sent-but-unanswered (or cancelled) request ids are remembered per session."""
 
@@ -62,8 +66,8 @@ class Exchange:
     HTTP layer finds the caller's own ``Exchange`` even with hundreds of calls in flight.
     """
 
-    request_id: mcp_types.RequestId | None = None
-    """The JSON-RPC id of the request sent in this exchange."""
+    request_ids: list[mcp_types.RequestId] = field(default_factory=list)
+    """The JSON-RPC ids of the requests sent in this exchange (the last few), oldest first."""
     http_status: int | None = None
     """The status of an HTTP error answer (the SDK turns it into a generic error)."""
     too_large: int | None = None
@@ -138,8 +142,10 @@ class GuardedWriteStream:
         data = encode(item.message)
         if self._inbound is not None:
             self._inbound.sent(item.message)
-            if isinstance(item.message, mcp_types.JSONRPCRequest) and (current := _EXCHANGE.get()) is not None:
-                current.request_id = item.message.id
+            current = _EXCHANGE.get()
+            if current is not None and isinstance(item.message, mcp_types.JSONRPCRequest):
+                current.request_ids.append(item.message.id)
+                del current.request_ids[:-_PER_EXCHANGE]
         if self._lines is not None:
             await self._lines.send(data + b"\n")
         else:
@@ -194,9 +200,11 @@ class GuardedReadStream:
             return item
         context = self.last_context
         sent = context.get(_EXCHANGE) if context is not None else None
-        if sent is None or sent.request_id is None or self._inbound.answered(sent.request_id) is not True:
-            return item
-        return invalid_answer(sent.request_id, f"it answered with id {wrong!r}, not the id of the request")
+        for request_id in reversed(sent.request_ids if sent is not None else ()):
+            if self._inbound.method(request_id) is not None:
+                self._inbound.answered(request_id)
+                return invalid_answer(request_id, f"it answered with id {wrong!r}, not the id of the request")
+        return item
 
     def __aiter__(self) -> GuardedReadStream:
         return self
@@ -243,16 +251,19 @@ class Inbound:
     def sent(self, message: mcp_types.JSONRPCMessage) -> None:
         """Note an outbound message: a request now waits; a cancellation ends a wait."""
         if isinstance(message, mcp_types.JSONRPCRequest):
-            _remember(self._outstanding, message.id, message.method)
+            _remember(self._outstanding, coerce_request_id(message.id), message.method)
         elif isinstance(message, mcp_types.JSONRPCNotification) and message.method == "notifications/cancelled":
             request_id = (message.params or {}).get("requestId")
-            if isinstance(request_id, str | int) and self._outstanding.pop(request_id, None) is not None:
-                _remember(self._cancelled, request_id, None)
+            if isinstance(request_id, str | int):
+                request_id = coerce_request_id(request_id)
+                if self._outstanding.pop(request_id, None) is not None:
+                    _remember(self._cancelled, request_id, None)
 
     def answered(self, request_id: mcp_types.RequestId | None) -> bool | None:
         """Note an answer: True for a waiting request, None for a late one (cancelled), False otherwise."""
         if request_id is None:
             return False
+        request_id = coerce_request_id(request_id)
         if self._outstanding.pop(request_id, None) is not None:
             return True
         if self._cancelled.pop(request_id, None) is not None:
@@ -261,7 +272,7 @@ class Inbound:
 
     def method(self, request_id: object) -> str | None:
         """The method of a request still waiting, or None."""
-        return self._outstanding.get(request_id) if isinstance(request_id, str | int) else None
+        return self._outstanding.get(coerce_request_id(request_id)) if isinstance(request_id, str | int) else None
 
 
 def _remember(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
