@@ -305,7 +305,7 @@ class _Listing:
 
 async def _list_tools(client: mcp.Client) -> list[types.Tool]:
     with anyio.fail_after(30):
-        return await discover_tools(client, "srv", 10)
+        return await discover_tools(client, McpServer.stdio("srv", "unused", max_pages=10))
 
 
 class _NoCalls:

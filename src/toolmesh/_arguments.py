@@ -31,6 +31,11 @@ include those of the TypeScript SDK's servers. A larger integer would reach the 
 silently changed, so it is refused before the wire; send it as a string instead."""
 
 
+_MAX_INTEGER_BITS = 13_000
+"""Larger integers have more digits than Python turns into text (``sys.get_int_max_str_digits()``,
+4,300 by default), which a validator's error message would need."""
+
+
 def is_empty_arguments(text: str) -> bool:
     """Whether JSON text means "no arguments" (empty, blank or ``null``)."""
     return len(text) < 8 and text.strip() in _NULLISH
@@ -136,14 +141,18 @@ def unsendable(data: Mapping[str, Any], *, wire: bool) -> str | None:
             if len(loc) >= MAX_DEPTH:
                 return f"{_path(loc)}: nested too deeply (at most {MAX_DEPTH} levels)"
             stack.extend((item, (*loc, index)) for index, item in enumerate(value))
-        elif not wire or kind is bool or value is None:
+        elif kind is bool or value is None:
             continue
         elif isinstance(value, int):
-            if not -MAX_WIRE_INTEGER <= value <= MAX_WIRE_INTEGER:
+            if wire and not -MAX_WIRE_INTEGER <= value <= MAX_WIRE_INTEGER:
                 return (
                     f"{_path(loc)}: the integer is too large to send exactly (at most {MAX_WIRE_INTEGER} in "
                     "magnitude); send it as a string"
                 )
+            if value.bit_length() > _MAX_INTEGER_BITS:
+                return f"{_path(loc)}: the integer has too many digits to check"
+        elif not wire:
+            continue
         elif isinstance(value, float):
             if value != value or value in (float("inf"), float("-inf")):
                 return f"{_path(loc)}: {value!r} is not a JSON number"

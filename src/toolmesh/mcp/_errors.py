@@ -13,10 +13,14 @@ first, the way httpx maps httpcore's exceptions at one choke point. The table::
         -32602 invalid params                invalid_arguments, or not_found for
                                              "unknown tool" / "tool ... not found"
                                              (and "unknown resource" on resources/read)
+        -32700 with toolmesh's "answer could not be read" text (``_wire.invalid_answer``)
+               or the SDK's "Failed to parse JSON response"
+                                             upstream_error  (the answer was unreadable)
         -32042 URL elicitation required      permission_denied
         -32022 unsupported protocol version  unavailable
         other codes (-32700, -32603, -32020, -32021, server codes)
                                              upstream_error
+    UnsendableMessage (text not encodable)   invalid_arguments (nothing was sent)
     TimeoutError, httpx2.TimeoutException    timeout
     anyio.ClosedResourceError, BrokenResourceError, EndOfStream,
     httpx2.TransportError, OSError           unavailable
@@ -55,6 +59,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 
 from ..errors import ErrorKind, ToolExecutionError
+from ._wire import INVALID_ANSWER, UnsendableMessage
 
 __all__ = ["MAPPED_EXCEPTIONS", "MappedError", "classify", "is_session_fatal", "map_error", "unknown_tool_text"]
 
@@ -88,6 +93,7 @@ _HTTP_STATUS_KINDS: dict[int, ErrorKind] = {
 
 MAPPED_EXCEPTIONS: tuple[type[BaseException], ...] = (
     MCPError,
+    UnsendableMessage,
     TimeoutError,
     anyio.ClosedResourceError,
     anyio.BrokenResourceError,
@@ -131,6 +137,8 @@ class MappedError:
     """The result did not match the tool's declared outputSchema."""
     unknown_tool: bool = False
     """The server says it does not know the tool."""
+    invalid_answer: bool = False
+    """The server's answer could not be read (not JSON-RPC, not UTF-8, too large)."""
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -138,6 +146,9 @@ def _leaf(exc: BaseException) -> BaseException:
         exc = exc.exceptions[0]
     return exc
 
+
+_SDK_PARSE_FAILURE = "Failed to parse JSON response: "
+"""How the SDK's HTTP transport answers a request whose JSON answer it could not parse."""
 
 _GENERIC_HTTP_ERRORS = frozenset({"Server returned an error response", "Not Found", "Session terminated"})
 """The SDK's stand-ins for an HTTP error status it does not pass on."""
@@ -154,6 +165,11 @@ def _mcp_error(exc: MCPError, http_status: int | None) -> MappedError:
     message = exc.message or f"error {code}"
     if http_status is not None and message in _GENERIC_HTTP_ERRORS:
         return _http_status(http_status)
+    if code == mcp_types.PARSE_ERROR and message.startswith((INVALID_ANSWER, _SDK_PARSE_FAILURE)):
+        reason = message.removeprefix(INVALID_ANSWER).removeprefix(_SDK_PARSE_FAILURE)
+        return MappedError(
+            ErrorKind.UPSTREAM_ERROR, f"the server's answer could not be read: {reason}", code, invalid_answer=True
+        )
     if code == mcp_types.INVALID_REQUEST and "session terminated" in message.lower():
         return MappedError(ErrorKind.UNAVAILABLE, f"the server ended the session ({message})", code, session_fatal=True)
     if code in (mcp_types.INVALID_PARAMS, mcp_types.METHOD_NOT_FOUND) and _UNKNOWN_TOOL.search(message):
@@ -177,6 +193,8 @@ def classify(exc: BaseException, http_status: int | None = None) -> MappedError:
     match exc:
         case MCPError():
             return _mcp_error(exc, http_status)
+        case UnsendableMessage():
+            return MappedError(ErrorKind.INVALID_ARGUMENTS, str(exc))
         case httpx2.HTTPStatusError():
             return _http_status(exc.response.status_code)
         case httpx2.TimeoutException() | TimeoutError():
@@ -239,26 +257,51 @@ _FEEDBACK: dict[ErrorKind, str] = {
 
 
 def map_error(
-    exc: BaseException, *, server: str, tool: str, operation: str = "tools/call", http_status: int | None = None
+    exc: BaseException,
+    *,
+    server: str,
+    tool: str,
+    operation: str = "tools/call",
+    http_status: int | None = None,
+    fault: str | None = None,
+    too_large: int | None = None,
 ) -> ToolExecutionError:
     """The ``ToolExecutionError`` for ``exc`` raised while ``server`` ran ``operation`` for ``tool``.
 
     Anticipated failures (a JSON-RPC error, an outputSchema mismatch, invalid arguments)
     show their text to the model; transport failures show a short text of their kind;
     unexpected exceptions withhold their detail. The original is the ``__cause__``.
+
+    ``fault`` is what the server wrote that made the session end (said instead of "the
+    connection closed"); ``too_large`` is the ``max_result_bytes`` an HTTP answer went
+    over (the transport's own error then says little).
     """
+    where = f"MCP server {server!r}, {operation} {tool!r}"
+    if too_large is not None:
+        return ToolExecutionError(
+            f"{where}: the answer is larger than max_result_bytes ({too_large} bytes); raise max_result_bytes "
+            "on the server spec if such results are expected",
+            kind=ErrorKind.UPSTREAM_ERROR,
+            model_feedback=f"The tool {tool!r} returned a result too large to read.",
+            cause=exc,
+        )
     mapped = classify(exc, http_status)
+    if fault is not None and mapped.session_fatal:
+        mapped = MappedError(mapped.kind, f"{fault}; the session was closed and the next call starts a new one")
     if (
         operation == "resources/read"
         and mapped.code in (mcp_types.INVALID_PARAMS, RESOURCE_NOT_FOUND)
         and _UNKNOWN_RESOURCE.search(mapped.detail)
     ):
         mapped = MappedError(ErrorKind.NOT_FOUND, mapped.detail, mapped.code)
-    where = f"MCP server {server!r}, {operation} {tool!r}"
     message = f"{where}: {mapped.detail}"
     if mapped.unknown_tool:
         feedback = f"The tool {tool!r} is no longer offered by its server."
         message = f"{where}: the server no longer offers this tool ({mapped.detail})"
+    elif mapped.invalid_answer:
+        feedback = f"The tool {tool!r} returned an answer that could not be read."
+    elif mapped.kind is ErrorKind.INVALID_ARGUMENTS and isinstance(_leaf(exc), UnsendableMessage):
+        feedback = f"The arguments for {tool!r} could not be sent: they hold text that is not valid Unicode."
     elif mapped.output_schema:
         feedback = f"The tool {tool!r} returned a result that does not match its declared output schema."
     elif (

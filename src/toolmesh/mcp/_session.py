@@ -6,6 +6,12 @@ host's task: ``Session.run`` enters it in a task of the registry's task group th
 nothing else, and callers use ``Session.client`` from their own tasks. ``run`` never
 raises (besides cancellation): a failure ends the session and is kept in ``error``.
 
+Transports: stdio through ``_stdio.stdio_transport`` (bounded lines, unreadable answers
+fail their own request); Streamable HTTP through the SDK's client with the ``_wire``
+guards around its streams, an ``httpx2`` transport that stops reading an answer past
+``max_result_bytes``, and a response hook that records an error status in the caller's
+own ``Exchange`` (per request, never per session).
+
 While the session is up it also watches for tool-list changes:
 ``notifications/tools/list_changed`` on handshake-era sessions (2025-11-25), a
 ``subscriptions/listen`` stream on 2026-07-28 sessions whose server advertises
@@ -18,8 +24,8 @@ from __future__ import annotations
 import logging
 import os
 import sys
-from collections.abc import Callable
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
 from typing import TYPE_CHECKING, Any, TextIO
@@ -29,16 +35,18 @@ import anyio.lowlevel
 import httpx2
 import mcp_types
 from mcp import Client
-from mcp.client.stdio import StdioServerParameters, stdio_client
+from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from . import _errors
+from . import _errors, _wire
+from ._stdio import stdio_transport
+from ._wire import _EXCHANGE, Exchange, exchange
 
 if TYPE_CHECKING:
     from .config import McpServer
 
-__all__ = ["Session"]
+__all__ = ["Exchange", "Session", "exchange"]
 
 logger = logging.getLogger("toolmesh.mcp")
 
@@ -63,6 +71,58 @@ _CLIENT_INFO = _client_info()
 
 child_errlog: TextIO | None = None
 """When set (by the ``toolmesh`` command, to its log file), every stdio server's stderr goes there."""
+
+
+class AnswerTooLarge(httpx2.StreamError):
+    """An HTTP answer's body went over the server spec's ``max_result_bytes``."""
+
+
+class _LimitedBody(httpx2.AsyncByteStream):
+    """A response body that stops (raises) once it has yielded more than ``limit`` bytes."""
+
+    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, exchange: Exchange) -> None:
+        self._inner = inner
+        self._limit = limit
+        self._exchange = exchange
+
+    async def __aiter__(self) -> AsyncIterator[bytes]:
+        seen = 0
+        async for chunk in self._inner:
+            seen += len(chunk)
+            if seen > self._limit:
+                self._exchange.too_large = self._limit
+                raise AnswerTooLarge(f"the answer is larger than max_result_bytes ({self._limit} bytes)")
+            yield chunk
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+
+class _BoundedTransport(httpx2.AsyncHTTPTransport):
+    """Stops reading a request's answer past ``max_result_bytes`` instead of buffering it all."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__()
+        self._limit = limit
+
+    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
+        response = await super().handle_async_request(request)
+        exchange = _EXCHANGE.get()
+        if exchange is not None and request.method == "POST":
+            assert isinstance(response.stream, httpx2.AsyncByteStream)
+            response.stream = _LimitedBody(response.stream, self._limit, exchange)
+        return response
+
+
+@asynccontextmanager
+async def _guarded(
+    transport: Any,
+) -> AsyncIterator[tuple[Any, _wire.GuardedWriteStream]]:
+    """An SDK transport whose write stream refuses unencodable messages in the sender's task,
+    and whose read stream ties an answer with a wrong id to the request it answered."""
+    inbound = _wire.Inbound()
+    async with transport as (read_stream, write_stream):
+        yield _wire.GuardedReadStream(read_stream, inbound), _wire.GuardedWriteStream(write_stream, inbound)
 
 
 def _child_stderr(stack: AsyncExitStack) -> TextIO:
@@ -107,8 +167,10 @@ class Session:
     """Set when the supervisor has finished (the client is closed)."""
     scope: anyio.CancelScope = field(default_factory=anyio.CancelScope)
     """The supervisor's scope: cancelled when a graceful close is not possible."""
-    http_status: int | None = None
-    """The status of the last HTTP error response (the SDK turns them into a generic error)."""
+    fault: str | None = None
+    """What the server wrote that ended the session's read side, when that happened."""
+    handshake: Exchange = field(default_factory=lambda: Exchange())
+    """What the HTTP layer saw of the handshake (sent from the supervisor task)."""
 
     @property
     def label(self) -> str:
@@ -130,6 +192,7 @@ class Session:
 
     async def run(self) -> None:
         """Hold one client open until told to stop; never raise into the registry's task group."""
+        _EXCHANGE.set(self.handshake)  # this task's own context: the handshake's requests
         try:
             with self.scope:
                 async with AsyncExitStack() as stack:
@@ -189,28 +252,33 @@ class Session:
                 env=dict(spec.env) if spec.env else None,
                 cwd=spec.cwd,
             )
-            target = stdio_client(params, errlog=_child_stderr(stack))
+            target = stdio_transport(
+                params,
+                label=spec.label,
+                max_message_bytes=spec.max_result_bytes,
+                on_fault=self._on_fault,
+                errlog=_child_stderr(stack),
+            )
         else:
             http = await stack.enter_async_context(
                 httpx2.AsyncClient(
                     headers=dict(spec.headers or {}),
                     auth=spec.auth,
                     timeout=_HTTP_TIMEOUT,
-                    event_hooks={"response": [self._on_response]},
+                    event_hooks={"response": [_on_response]},
+                    transport=_BoundedTransport(spec.max_result_bytes),
                 )
             )
-            target = streamable_http_client(spec.url or "", http_client=http)
+            # One SSE event may be as large as a whole answer; _BoundedTransport bounds the answer.
+            events = spec.max_result_bytes + 1
+            target = _guarded(streamable_http_client(spec.url or "", http_client=http, max_sse_event_size=events))
         client = Client(target, client_info=_CLIENT_INFO, message_handler=self._on_message)
         return await stack.enter_async_context(client)
 
-    def take_http_status(self) -> int | None:
-        """The status of the last HTTP error response, once (then forgotten)."""
-        status, self.http_status = self.http_status, None
-        return status
-
-    async def _on_response(self, response: httpx2.Response) -> None:
-        if response.status_code >= 400:
-            self.http_status = response.status_code
+    def _on_fault(self, reason: str) -> None:
+        """The server's output ended the read side: no more calls here; the next one reconnects."""
+        self.fault = reason
+        self.mark_dead()
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):
@@ -221,6 +289,7 @@ class Session:
 
     async def _listen(self, client: Client) -> None:
         """Forward tool-list changes of a 2026-07-28 session; re-listen (and report) after a drop."""
+        _EXCHANGE.set(None)  # a listen stream is long-lived: no answer-size bound, no status slot
         delay = _LISTEN_RETRY
         resubscribing = False
         while True:
@@ -236,6 +305,11 @@ class Session:
                 logger.debug("MCP server %r: tools/list_changed subscription ended: %r", self.label, exc)
             await anyio.sleep(delay)
             delay = min(delay * 2, _LISTEN_RETRY_MAX)
+
+
+async def _on_response(response: httpx2.Response) -> None:
+    if response.status_code >= 400 and (exchange := _EXCHANGE.get()) is not None:
+        exchange.http_status = response.status_code
 
 
 def _wants_listen(client: Client) -> bool:

@@ -1,8 +1,11 @@
 """Discovery: every page of one server's ``tools/list``, and the rows made from it.
 
-Listing is bounded: a cursor the server already gave, or more pages than the
-server spec's ``max_pages``, is a discovery error naming the server, never a hang or
-a silent truncation. At connect, rows are made all-or-nothing: names are assigned for
+Listing is bounded by the server spec: a cursor the server already gave, more pages
+than ``max_pages``, more tools than ``max_tools`` (unless ``on_too_many_tools="keep_first"``,
+which keeps the first ones with a warning), a description longer than
+``max_description_chars`` or a schema larger than ``max_schema_bytes`` is a discovery
+error naming the server, the limit and how to raise it; never a hang or a silent
+truncation. At connect, rows are made all-or-nothing: names are assigned for
 the whole server at once by the ``NamePolicy``, so a collision leaves nothing
 half-added. At a refresh, a colliding tool is left out instead (``rebuild_rows``).
 
@@ -23,6 +26,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import mcp_types
+import pydantic_core
 
 from ..capabilities import TaskSupport
 from ..entries import McpCaller, McpEntry
@@ -41,21 +45,29 @@ __all__ = ["build_rows", "discover_tools", "owners", "rebuild_rows", "select_too
 logger = logging.getLogger("toolmesh.mcp")
 
 
-async def discover_tools(client: Client, server: str, max_pages: int) -> list[mcp_types.Tool]:
-    """Every tool the server lists, in the server's order, following ``nextCursor``.
+async def discover_tools(client: Client, spec: McpServer) -> list[mcp_types.Tool]:
+    """Every tool the server lists, in the server's order, following ``nextCursor``, within the spec's limits.
 
     Raises:
-        ServerConnectionError: when the server repeats a cursor or has more than
-            ``max_pages`` pages. Errors of the session itself propagate unchanged.
+        ServerConnectionError: when the server repeats a cursor, has more than
+            ``max_pages`` pages or more than ``max_tools`` tools (unless the spec keeps
+            the first ones), or a tool's description or schema is over its limit.
+            Errors of the session itself propagate unchanged.
     """
+    server, max_pages = spec.label, spec.max_pages
     tools: list[mcp_types.Tool] = []
     seen: set[str] = set()
     cursor: str | None = None
     for page in range(1, max_pages + 1):
         # The first page always goes to the server: a connect or refresh wants today's list.
         result = await client.list_tools(cursor=cursor, cache_mode="refresh" if cursor is None else "use")
+        for tool in result.tools:
+            if spec.allows(tool.name):
+                _check_size(spec, tool)
         tools.extend(result.tools)
         cursor = result.next_cursor or None
+        if len(tools) > spec.max_tools:
+            return _too_many(spec, tools, more=cursor is not None)
         if cursor is None:
             return tools
         if cursor in seen:
@@ -70,6 +82,48 @@ async def discover_tools(client: Client, server: str, max_pages: int) -> list[mc
         f"tools/list has more than {max_pages} pages ({len(tools)} tools so far); if the catalog really is "
         f"that large, raise max_pages on the server spec, or narrow it with include=[...]",
     )
+
+
+def _too_many(spec: McpServer, tools: list[mcp_types.Tool], *, more: bool) -> list[mcp_types.Tool]:
+    count = f"{len(tools)}{' or more' if more else ''}"
+    if spec.on_too_many_tools == "keep_first":
+        logger.warning(
+            "MCP server %r lists %s tools, more than max_tools=%d: keeping the first %d "
+            "(raise max_tools on the server spec to keep them all)",
+            spec.label,
+            count,
+            spec.max_tools,
+            spec.max_tools,
+        )
+        return tools[: spec.max_tools]
+    raise ServerConnectionError(
+        spec.label,
+        f"tools/list has {count} tools, more than max_tools={spec.max_tools}; raise max_tools on the server "
+        'spec, or keep the first ones with on_too_many_tools="keep_first"',
+    )
+
+
+def _check_size(spec: McpServer, tool: mcp_types.Tool) -> None:
+    """Refuse a tool whose description or schemas are larger than the spec allows."""
+    description = tool.description or ""
+    if len(description) > spec.max_description_chars:
+        raise ServerConnectionError(
+            spec.label,
+            f"the description of tool {tool.name!r} has {len(description)} characters, more than "
+            f"max_description_chars={spec.max_description_chars}; raise max_description_chars on the server "
+            "spec, or leave the tool out with exclude=[...]",
+        )
+    for field, schema in (("inputSchema", tool.input_schema), ("outputSchema", tool.output_schema)):
+        if schema is None:
+            continue
+        size = len(pydantic_core.to_json(schema))
+        if size > spec.max_schema_bytes:
+            raise ServerConnectionError(
+                spec.label,
+                f"the {field} of tool {tool.name!r} has {size} bytes, more than max_schema_bytes="
+                f"{spec.max_schema_bytes}; raise max_schema_bytes on the server spec, or leave the tool out "
+                "with exclude=[...]",
+            )
 
 
 def select_tools(spec: McpServer, tools: Sequence[mcp_types.Tool]) -> list[mcp_types.Tool]:

@@ -40,7 +40,7 @@ from ..output import ToolOutput
 from ..result import MCP_ARGUMENTS, MCP_META, MCP_RESULT
 from . import _errors, convert
 from ._secrets import LOG_GUARD, Secrets
-from ._session import Session
+from ._session import Exchange, Session, exchange
 from .catalog import discover_tools
 
 if TYPE_CHECKING:
@@ -166,40 +166,61 @@ class McpConnection:
         timeout: float | None = self.spec.timeout
         session = self._start()
         stage = "connecting"
+        listing = Exchange()
         try:
             with anyio.fail_after(timeout):
                 await session.ready.wait()
                 if session.client is None:
-                    raise self._connect_error(session.error, http_status=session.take_http_status())
+                    raise self._connect_error(
+                        session.error, http_status=session.handshake.http_status, fault=session.fault
+                    )
                 self._adopt(session)
                 stage = "listing tools (tools/list)"
-                return self._redact_tools(await discover_tools(session.client, self.label, self.spec.max_pages))
+                with exchange() as listing:
+                    return self._redact_tools(await discover_tools(session.client, self.spec))
         except TimeoutError:
-            await session.stop()
-            self._session = None
+            self._abandon(session)
             raise ServerConnectionError(
                 self.label,
                 f"no answer within {timeout:g}s while {stage}; check that the server runs and answers, or "
                 "raise timeout= on the server spec",
             ) from None
         except ServerConnectionError as exc:
-            await session.stop()
-            self._session = None
+            self._abandon(session)
             self._secrets.redact_exception(exc)
             raise
         except Exception as exc:
-            await session.stop()
-            self._session = None
-            raise self._connect_error(exc, stage, session.take_http_status()) from exc
+            self._abandon(session)
+            status = listing.http_status or session.handshake.http_status
+            raise self._connect_error(exc, stage, status, session.fault) from exc
         except BaseException:  # the connect was cancelled: leave nothing running
             with anyio.CancelScope(shield=True):
                 await session.stop()
             self._session = None
             raise
 
+    def _abandon(self, session: Session) -> None:
+        """Stop a session that failed to connect in the background: the error is due now.
+
+        The stop (closing the client, the stdio child's grace, terminate and kill) runs in
+        the registry's task group, which ``aclose()`` waits for, so no process outlives it.
+        """
+        session.mark_dead()
+        if self._session is session:
+            self._session = None
+        self._task_group.start_soon(session.stop, name=f"toolmesh MCP stop {self.label!r}")
+
     def _connect_error(
-        self, exc: BaseException | None, stage: str = "connecting", http_status: int | None = None
+        self,
+        exc: BaseException | None,
+        stage: str = "connecting",
+        http_status: int | None = None,
+        fault: str | None = None,
     ) -> ServerConnectionError:
+        if fault is not None:  # the server wrote something unreadable: that is the reason, not the closed stream
+            error = ServerConnectionError(self.label, f"{fault} (while {stage}); fix the server's output")
+            error.__cause__ = exc
+            return error
         if exc is None:
             return ServerConnectionError(self.label, f"the session ended while {stage}")
         leaf = exc
@@ -216,6 +237,8 @@ class McpConnection:
             hint = f"{detail} while {stage}; check the URL's path (MCP endpoints usually end in /mcp)"
         elif mapped.http_status is not None:
             hint = f"{detail} while {stage}; check that the server is running and healthy"
+        elif mapped.invalid_answer:
+            hint = f"{detail} while {stage}; the server does not speak the protocol correctly"
         elif isinstance(leaf, MCPError) and leaf.code not in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):
             hint = f"{detail} while {stage}; the server itself reported this error"
         elif isinstance(leaf, OSError) and self.spec.transport == "stdio":
@@ -284,7 +307,7 @@ class McpConnection:
             logger.warning(
                 "MCP server %r: reconnect failed (%s); next try in %gs", self.label, self._last_error, backoff
             )
-            await session.stop()
+            self._abandon(session)  # the waiting callers get their answer now, not after the child's grace
         except Exception:  # pragma: no cover - a bug here must not take the registry down
             logger.exception("MCP server %r: reconnect crashed", self.label)
         finally:
@@ -339,17 +362,11 @@ class McpConnection:
         request = mcp_types.CallToolRequest(
             params=mcp_types.CallToolRequestParams(name=entry.wire_name, arguments=arguments)
         )
-        try:
-            raw = await client.session.send_request(request, mcp_types.CallToolResult, progress_callback=progress)
-        except Exception as exc:
-            status = session.take_http_status()
-            mapped = _errors.classify(exc, status)
-            if mapped.session_fatal:
-                self._mark_dead(session)
-            elif mapped.unknown_tool:
-                self._tools_changed()  # the catalog is stale: refresh the server's rows
-            error = _errors.map_error(exc, server=self.label, tool=entry.name, http_status=status)
-            raise self._secrets.redact_exception(error) from exc
+        with exchange() as sent:
+            try:
+                raw = await client.session.send_request(request, mcp_types.CallToolResult, progress_callback=progress)
+            except Exception as exc:
+                raise self._call_error(exc, session, sent, entry.name) from exc
         raw = self._redact_result(entry, raw)
         metadata[MCP_RESULT] = raw
         if raw.meta:
@@ -402,6 +419,26 @@ class McpConnection:
         except ValueError as exc:
             raise ServerConnectionError(self.label, f"tools/list: {exc}") from exc
 
+    def _call_error(
+        self, exc: Exception, session: Session, sent: Exchange, tool: str, operation: str = "tools/call"
+    ) -> ToolExecutionError:
+        """The error for a failed request; a lost session is marked dead, a stale catalog refreshed."""
+        mapped = _errors.classify(exc, sent.http_status)
+        if sent.too_large is None and mapped.session_fatal:
+            self._mark_dead(session)
+        elif mapped.unknown_tool and operation == "tools/call":
+            self._tools_changed()  # the catalog is stale: refresh the server's rows
+        error = _errors.map_error(
+            exc,
+            server=self.label,
+            tool=tool,
+            operation=operation,
+            http_status=sent.http_status,
+            fault=session.fault,
+            too_large=sent.too_large,
+        )
+        return self._secrets.redact_exception(error)
+
     def _tool_error(self, entry: McpEntry, raw: mcp_types.CallToolResult) -> ToolExecutionError:
         text = convert.error_text(raw)
         tool = entry.wire_name
@@ -425,11 +462,13 @@ class McpConnection:
         Raises:
             ServerConnectionError: when listing fails or takes too long.
         """
+        listing = Exchange()
         try:
             with anyio.fail_after(self.spec.timeout):
                 session = await self._live()
                 assert session.client is not None
-                return self._redact_tools(await discover_tools(session.client, self.label, self.spec.max_pages))
+                with exchange() as listing:
+                    return self._redact_tools(await discover_tools(session.client, self.spec))
         except TimeoutError:
             raise ServerConnectionError(
                 self.label, f"tools/list did not answer within {self.spec.timeout:g}s"
@@ -441,10 +480,11 @@ class McpConnection:
             raise ServerConnectionError(self.label, exc.message) from exc
         except Exception as exc:
             current = self._session
-            status = current.take_http_status() if current is not None else None
+            status = listing.http_status
             if current is not None and _errors.classify(exc, status).session_fatal:
                 self._mark_dead(current)
-            raise self._connect_error(exc, "listing tools (tools/list)", status) from exc
+            fault = current.fault if current is not None else None
+            raise self._connect_error(exc, "listing tools (tools/list)", status, fault) from exc
 
     async def read_resource(self, uri: str) -> ToolOutput:
         """``resources/read`` passed through: the contents as embedded-resource blocks.
@@ -454,21 +494,14 @@ class McpConnection:
                 server cannot be reached, ``timeout`` after the spec's ``call_timeout``.
         """
         timeout = self.spec.call_timeout
-        session: Session | None = None
-        try:
-            with anyio.fail_after(timeout):
-                session = await self._live()
-                assert session.client is not None
-                result = await session.client.read_resource(uri)
-        except ToolExecutionError:
-            raise
-        except Exception as exc:
-            status = session.take_http_status() if session is not None else None
-            error = _errors.map_error(exc, server=self.label, tool=uri, operation="resources/read", http_status=status)
-            self._secrets.redact_exception(error)
-            if session is not None and _errors.classify(exc, status).session_fatal:
-                self._mark_dead(session)
-            raise error from exc
+        session = await self._live()
+        assert session.client is not None
+        with exchange() as sent:
+            try:
+                with anyio.fail_after(timeout):
+                    result = await session.client.read_resource(uri)
+            except Exception as exc:
+                raise self._call_error(exc, session, sent, uri, "resources/read") from exc
         try:
             return convert.resource_contents_to_blocks(self._secrets.redact_model(result).contents)
         except ValueError as exc:

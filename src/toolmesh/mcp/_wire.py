@@ -1,0 +1,336 @@
+"""What toolmesh checks on the wire of an MCP session, in both directions, for every transport.
+
+Outbound, a message that cannot be encoded (text that is not valid Unicode, such as a
+lone surrogate) must cost only the call that carries it: ``GuardedWriteStream.send``
+encodes in the caller's task and raises ``UnsendableMessage`` there, before the
+transport sees the message (the SDK's writers would crash and take the whole session
+down with every call in flight).
+
+Inbound, the SDK drops a message it cannot parse (at DEBUG level), and the request it
+answered waits out its whole timeout. ``Inbound`` keeps the ids of the requests sent and
+not yet answered, so an unreadable answer fails its own request at once with a
+local error (``invalid_answer``) saying what was wrong; what cannot be tied to a request
+is reported as a fault of the session.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import re
+from collections import OrderedDict
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any, Self
+
+import anyio
+import anyio.abc
+import mcp_types
+import pydantic
+from mcp.shared._stream_protocols import WriteStream
+from mcp.shared.dispatcher import coerce_request_id
+from mcp.shared.message import SessionMessage
+
+__all__ = [
+    "INVALID_ANSWER",
+    "Exchange",
+    "GuardedReadStream",
+    "GuardedWriteStream",
+    "Inbound",
+    "UnsendableMessage",
+    "describe_unreadable",
+    "encode",
+    "exchange",
+    "invalid_answer",
+    "top_level",
+]
+
+INVALID_ANSWER = "toolmesh: the server's answer could not be read: "
+"""Prefix of the local JSON-RPC error that answers a request whose real answer was unreadable."""
+
+_PER_EXCHANGE = 8
+"""How many request ids one exchange remembers (a call may send a tools/list before its tools/call)."""
+
+_TRACKED = 4096
+"""How many sent-but-unanswered (or cancelled) request ids are remembered per session."""
+
+
+@dataclass(slots=True)
+class Exchange:
+    """What the transport saw of one request: kept per call, never per session.
+
+    Set as a context variable by the caller before it sends (``exchange()``); the SDK
+    runs each request's HTTP POST in a task that inherits the sender's context, so the
+    HTTP layer finds the caller's own ``Exchange`` even with hundreds of calls in flight.
+    """
+
+    request_ids: list[mcp_types.RequestId] = field(default_factory=list)
+    """The JSON-RPC ids of the requests sent in this exchange (the last few), oldest first."""
+    http_status: int | None = None
+    """The status of an HTTP error answer (the SDK turns it into a generic error)."""
+    too_large: int | None = None
+    """The limit (bytes) the answer's body went over, when it did."""
+
+
+_EXCHANGE: ContextVar[Exchange | None] = ContextVar("toolmesh_mcp_exchange", default=None)
+
+
+@contextmanager
+def exchange() -> Iterator[Exchange]:
+    """One request's ``Exchange``, visible to the transport while the block runs in this task."""
+    current = Exchange()
+    token = _EXCHANGE.set(current)
+    try:
+        yield current
+    finally:
+        _EXCHANGE.reset(token)
+
+
+class UnsendableMessage(ValueError):
+    """A message toolmesh refused to send because it cannot be encoded as UTF-8 JSON."""
+
+
+def encode(message: mcp_types.JSONRPCMessage) -> bytes:
+    """The message as UTF-8 JSON (one line: JSON text never holds a raw newline).
+
+    Raises:
+        UnsendableMessage: when it holds text that is not valid Unicode (a lone surrogate).
+    """
+    try:
+        return message.model_dump_json(by_alias=True, exclude_unset=True).encode("utf-8")
+    except (ValueError, UnicodeError) as exc:
+        what = f"{message.method} request" if isinstance(message, mcp_types.JSONRPCRequest) else "message"
+        raise UnsendableMessage(
+            f"the {what} cannot be sent: it holds text that is not valid Unicode ({_first_line(exc)})"
+        ) from exc
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[-1] if text else type(exc).__name__
+
+
+class GuardedWriteStream:
+    """A transport's write stream that refuses unencodable messages in the sender's task.
+
+    ``send`` runs in the task of whoever sends (the caller of ``call_tool``), so the
+    ``UnsendableMessage`` it raises fails only that call; the transport and every other
+    call in flight are untouched. Given ``lines``, it hands the encoded line to that
+    stream (a transport of toolmesh's own) instead of the message to ``inner``.
+    """
+
+    __slots__ = ("_inbound", "_inner", "_lines")
+
+    def __init__(
+        self,
+        inner: WriteStream[SessionMessage] | None = None,
+        inbound: Inbound | None = None,
+        lines: anyio.abc.ObjectSendStream[bytes] | None = None,
+    ) -> None:
+        self._inner = inner
+        self._inbound = inbound
+        self._lines = lines
+
+    async def send(self, item: SessionMessage, /) -> None:
+        """Check that ``item`` can be encoded, then pass it on.
+
+        Raises:
+            UnsendableMessage: when it cannot be encoded; nothing is sent.
+        """
+        data = encode(item.message)
+        if self._inbound is not None:
+            self._inbound.sent(item.message)
+            current = _EXCHANGE.get()
+            if current is not None and isinstance(item.message, mcp_types.JSONRPCRequest):
+                current.request_ids.append(item.message.id)
+                del current.request_ids[:-_PER_EXCHANGE]
+        if self._lines is not None:
+            await self._lines.send(data + b"\n")
+        else:
+            assert self._inner is not None
+            await self._inner.send(item)
+
+    async def aclose(self) -> None:
+        """Close the underlying stream."""
+        if self._lines is not None:
+            await self._lines.aclose()
+        if self._inner is not None:
+            await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class GuardedReadStream:
+    """An SDK transport's read stream that ties an answer with a wrong id to its request.
+
+    Over HTTP an answer arrives on the POST of its request, in a task that runs in the
+    sender's context; so an answer whose id was never sent is the answer to the request
+    of that context's ``Exchange``, which then fails at once instead of waiting out its
+    timeout.
+    """
+
+    __slots__ = ("_inbound", "_inner")
+
+    def __init__(self, inner: Any, inbound: Inbound) -> None:
+        self._inner = inner
+        self._inbound = inbound
+
+    @property
+    def last_context(self) -> contextvars.Context | None:
+        """The sender's context of the last item (the SDK's dispatcher reads it)."""
+        return getattr(self._inner, "last_context", None)
+
+    async def receive(self) -> SessionMessage | Exception:
+        """The next item, with an answer to an id never sent turned into its request's error."""
+        item: SessionMessage | Exception = await self._inner.receive()
+        if isinstance(item, Exception) or not isinstance(
+            item.message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError
+        ):
+            return item
+        wrong = item.message.id
+        if self._inbound.answered(wrong) is not False or wrong is None:
+            return item
+        context = self.last_context
+        sent = context.get(_EXCHANGE) if context is not None else None
+        for request_id in reversed(sent.request_ids if sent is not None else ()):
+            if self._inbound.method(request_id) is not None:
+                self._inbound.answered(request_id)
+                return invalid_answer(request_id, f"it answered with id {wrong!r}, not the id of the request")
+        return item
+
+    def __aiter__(self) -> GuardedReadStream:
+        return self
+
+    async def __anext__(self) -> SessionMessage | Exception:
+        try:
+            return await self.receive()
+        except anyio.EndOfStream:
+            raise StopAsyncIteration from None
+
+    async def aclose(self) -> None:
+        """Close the transport's stream."""
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+def invalid_answer(request_id: mcp_types.RequestId, reason: str) -> SessionMessage:
+    """The local error that answers ``request_id`` when its real answer could not be read."""
+    error = mcp_types.ErrorData(code=mcp_types.PARSE_ERROR, message=INVALID_ANSWER + reason)
+    return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
+
+
+class Inbound:
+    """The requests a session sent and is waiting for, to tie unreadable answers to them."""
+
+    __slots__ = ("_cancelled", "_outstanding")
+
+    def __init__(self) -> None:
+        self._outstanding: OrderedDict[mcp_types.RequestId, str] = OrderedDict()
+        self._cancelled: OrderedDict[mcp_types.RequestId, None] = OrderedDict()
+
+    @property
+    def waiting(self) -> bool:
+        """Whether any request sent on the session is still unanswered."""
+        return bool(self._outstanding)
+
+    def sent(self, message: mcp_types.JSONRPCMessage) -> None:
+        """Note an outbound message: a request now waits; a cancellation ends a wait."""
+        if isinstance(message, mcp_types.JSONRPCRequest):
+            _remember(self._outstanding, coerce_request_id(message.id), message.method)
+        elif isinstance(message, mcp_types.JSONRPCNotification) and message.method == "notifications/cancelled":
+            request_id = (message.params or {}).get("requestId")
+            if isinstance(request_id, str | int):
+                request_id = coerce_request_id(request_id)
+                if self._outstanding.pop(request_id, None) is not None:
+                    _remember(self._cancelled, request_id, None)
+
+    def answered(self, request_id: mcp_types.RequestId | None) -> bool | None:
+        """Note an answer: True for a waiting request, None for a late one (cancelled), False otherwise."""
+        if request_id is None:
+            return False
+        request_id = coerce_request_id(request_id)
+        if self._outstanding.pop(request_id, None) is not None:
+            return True
+        if self._cancelled.pop(request_id, None) is not None:
+            return None
+        return False
+
+    def method(self, request_id: object) -> str | None:
+        """The method of a request still waiting, or None."""
+        return self._outstanding.get(coerce_request_id(request_id)) if isinstance(request_id, str | int) else None
+
+
+def _remember(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
+    table[key] = value
+    if len(table) > _TRACKED:
+        table.popitem(last=False)
+
+
+_SCAN = 64 * 1024
+_TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]]')
+_SCALAR = re.compile(rb'\s*:\s*(-?\d+|"[^"\\]*(?:\\.[^"\\]*)*")')
+
+
+def top_level(line: bytes) -> tuple[object, bool]:
+    """The top-level ``id`` (or None) of a JSON object in ``line``, and whether it has a ``method``.
+
+    Works on text that is not valid JSON, not valid UTF-8, nested too deep for a parser,
+    or cut short: it only tracks nesting and the strings at the first level, in the first
+    64 KiB (where every JSON-RPC writer puts ``id`` and ``method``, before the payload).
+    """
+    depth = 0
+    found: object = None
+    method = False
+    for token in _TOKEN.finditer(line, 0, _SCAN):
+        text = token.group()
+        if text in (b"{", b"["):
+            depth += 1
+        elif text in (b"}", b"]"):
+            depth -= 1
+            if depth <= 0:
+                break
+        elif depth == 1 and text in (b'"id"', b'"method"'):
+            value = _SCALAR.match(line, token.end())
+            if value is None:
+                continue
+            if text == b'"method"':
+                method = True
+            elif found is None:
+                raw = value.group(1)
+                found = raw[1:-1].decode("utf-8", "replace") if raw.startswith(b'"') else int(raw)
+    return found, method
+
+
+def describe_unreadable(line: bytes, exc: pydantic.ValidationError) -> str:
+    """What is wrong with a line the SDK's message model rejected, in a few words."""
+    try:
+        line.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return f"it is not valid UTF-8 (byte 0x{line[bad.start]:02x} at offset {bad.start})"
+    errors = exc.errors(include_url=False, include_input=False)
+    if errors and errors[0]["type"] == "json_invalid":
+        problem = errors[0]["msg"].removeprefix("Invalid JSON: ")
+        if "recursion limit" in problem:
+            return f"it is nested deeper than the JSON parser allows ({problem})"
+        return f"it is not JSON ({problem}): {_excerpt(line)}"
+    return f"it is not a JSON-RPC response (a `result` object or an `error`): {_excerpt(line)}"
+
+
+def _excerpt(line: bytes, limit: int = 120) -> str:
+    text = line[:limit].decode("utf-8", "replace")
+    return repr(text + ("..." if len(line) > limit else ""))

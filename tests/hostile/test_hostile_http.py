@@ -1,0 +1,127 @@
+"""A Streamable HTTP server that answers badly: statuses stay with their request, answers are bounded.
+
+The raw server (servers/raw_server.py) runs on 127.0.0.1 in its own process.
+"""
+
+from __future__ import annotations
+
+import time
+
+import anyio
+import anyio.lowlevel
+import pytest
+from _hostile import CALL_TIMEOUT, FAST, RAW, raw_http
+
+from _servers import http_server
+from toolmesh import ErrorKind, ToolContext, ToolExecutionError, ToolRegistry, ToolResult
+from toolmesh.errors import ServerConnectionError
+
+
+async def _echo_ok(registry: ToolRegistry) -> None:
+    result = await registry.dispatch("rawweb__echo", {"text": "still here"})
+    assert result.ok, result.error
+    assert result.output.blocks[0].text == "still here"  # type: ignore[union-attr]
+
+
+async def test_200_concurrent_calls_answered_429_are_all_rate_limited_with_their_status() -> None:
+    async with http_server(RAW) as url, ToolRegistry() as registry:
+        await registry.connect(raw_http(url))
+        results: list[ToolResult] = []
+
+        async def call(i: int) -> None:
+            results.append(await registry.dispatch("rawweb__throttled", {"text": str(i)}))
+
+        with anyio.fail_after(CALL_TIMEOUT):
+            async with anyio.create_task_group() as group:
+                for i in range(200):
+                    group.start_soon(call, i)
+        assert len(results) == 200
+        wrong = [r.error for r in results if r.error is None or r.error.kind is not ErrorKind.RATE_LIMITED]
+        assert wrong == []
+        assert all(r.error is not None and r.error.http_status == 429 and r.error.retryable for r in results)
+        with anyio.fail_after(FAST):
+            await _echo_ok(registry)
+
+
+@pytest.mark.parametrize("tool", ["array_result", "no_result"])
+async def test_an_unreadable_answer_fails_its_call_at_once(tool: str) -> None:
+    async with http_server(RAW) as url, ToolRegistry() as registry:
+        connection = await registry.connect(raw_http(url))
+        with anyio.fail_after(FAST):
+            result = await registry.dispatch(f"rawweb__{tool}", {})
+        assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR, result.error
+        assert "answer could not be read" in result.error.message
+        with anyio.fail_after(FAST):
+            await _echo_ok(registry)
+        assert connection.reconnects == 0
+
+
+async def test_a_result_over_max_result_bytes_is_upstream_error_naming_the_limit() -> None:
+    limit = 1024 * 1024
+    async with http_server(RAW, HOSTILE_HUGE_BYTES=str(20 * 1024 * 1024)) as url, ToolRegistry() as registry:
+        connection = await registry.connect(raw_http(url, max_result_bytes=limit))
+        start = time.perf_counter()
+        with anyio.fail_after(FAST * 2):
+            result = await registry.dispatch("rawweb__huge", {})
+        assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR, result.error
+        assert f"max_result_bytes ({limit} bytes)" in result.error.message
+        assert "raise max_result_bytes" in result.error.message
+        assert time.perf_counter() - start < CALL_TIMEOUT / 3
+        with anyio.fail_after(FAST):
+            await _echo_ok(registry)
+        assert connection.reconnects == 0
+
+
+async def test_a_result_under_max_result_bytes_arrives_whole() -> None:
+    async with http_server(RAW, HOSTILE_HUGE_BYTES=str(3 * 1024 * 1024)) as url, ToolRegistry() as registry:
+        await registry.connect(raw_http(url))
+        with anyio.fail_after(FAST * 2):
+            result = await registry.dispatch("rawweb__huge", {})
+        assert result.ok, result.error
+        assert len(result.output.blocks[0].text) == 3 * 1024 * 1024  # type: ignore[union-attr]
+
+
+async def test_an_unencodable_message_fails_only_its_call_and_not_the_one_in_flight() -> None:
+    async with http_server(RAW) as url, ToolRegistry() as registry:
+        connection = await registry.connect(raw_http(url))
+        slow_result: list[ToolResult] = []
+
+        async def slow() -> None:
+            slow_result.append(await registry.dispatch("rawweb__slow", {"text": "in flight", "seconds": 1.0}))
+
+        with anyio.fail_after(FAST):
+            async with anyio.create_task_group() as group:
+                group.start_soon(slow)
+                await anyio.lowlevel.checkpoint()
+                # Straight to the connection: the argument layer would refuse this before the wire.
+                with pytest.raises(ToolExecutionError) as caught:
+                    await connection.call_tool(registry["rawweb__echo"], {"text": "\ud800"}, ToolContext())  # type: ignore[arg-type]
+                assert slow_result == []  # the slow call is still in flight
+        assert caught.value.kind is ErrorKind.INVALID_ARGUMENTS
+        assert "not valid Unicode" in caught.value.message
+        (done,) = slow_result
+        assert done.ok, done.error
+        assert connection.reconnects == 0 and connection.state == "connected"
+        await _echo_ok(registry)
+
+
+async def test_an_answer_with_a_wrong_id_fails_its_call_at_once_and_the_session_stays() -> None:
+    async with http_server(RAW) as url, ToolRegistry() as registry:
+        connection = await registry.connect(raw_http(url))
+        with anyio.fail_after(FAST):
+            result = await registry.dispatch("rawweb__wrong_id", {})
+        assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR, result.error
+        assert "answered with id 987654321" in result.error.message
+        with anyio.fail_after(FAST):
+            await _echo_ok(registry)
+        assert connection.reconnects == 0
+
+
+async def test_a_schema_too_deep_to_parse_fails_connect_at_once_saying_so() -> None:
+    async with http_server(RAW, HOSTILE_LIST="deep") as url, ToolRegistry() as registry:
+        start = time.perf_counter()
+        with anyio.fail_after(FAST), pytest.raises(ServerConnectionError) as caught:
+            await registry.connect(raw_http(url))
+        assert "answer could not be read" in str(caught.value) and "tools/list" in str(caught.value)
+        assert time.perf_counter() - start < FAST
+        assert list(registry.entries()) == []
