@@ -272,7 +272,9 @@ class RateLimit(Hook):
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if calls < 1 or per <= 0:
-            raise ConfigurationError(f"RateLimit needs calls >= 1 and per > 0 seconds, got calls={calls!r}, per={per!r}")
+            raise ConfigurationError(
+                f"RateLimit needs calls >= 1 and per > 0 seconds, got calls={calls!r}, per={per!r}"
+            )
         self.calls = calls
         """Calls allowed per period (and the largest burst)."""
         self.per = per
