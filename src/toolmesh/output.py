@@ -24,6 +24,8 @@ from typing import Any, ClassVar, TypeAlias
 import pydantic
 import pydantic_core
 
+from ._hot_path import one_block_constructor
+
 __all__ = [
     "Audio",
     "ContentBlock",
@@ -273,11 +275,7 @@ _SCALARS = (int, float, bool, type(None))
 _JSON_SCALARS = frozenset(_SCALARS)
 
 
-def _one_block(block: ContentBlock) -> ToolOutput:
-    """A one-block output without re-checking a block we just built (the hot path)."""
-    output = ToolOutput.__new__(ToolOutput)
-    output.blocks = [block]
-    return output
+_one_block = one_block_constructor(ToolOutput)
 
 
 def to_json_value(value: object) -> Any:

@@ -23,7 +23,7 @@ from .context import ToolContext, new_call_id
 from .definition import ToolDefinition
 from .entries import DynamicEntry, DynamicHandler, Entry, HostedEntry, McpEntry, NativeEntry
 from .errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError, ToolNotFoundError
-from .names import NamePolicy
+from .names import NamePolicy, describe_mcp_tool
 from .native import NativeTool, ToolOptions, caller_namespace, check_options
 from .output import ToolOutput
 from .result import Disposition, ToolResult
@@ -48,7 +48,7 @@ def describe_row(row: Entry) -> str:
             where = f"{getattr(row.tool.fn, '__module__', '?')}.{getattr(row.tool.fn, '__qualname__', '?')}"
             return f"native tool {row.name!r} ({where})"
         case McpEntry():
-            return f"MCP tool {row.wire_name!r} of server {row.server!r}"
+            return describe_mcp_tool(row.server, row.wire_name)
         case DynamicEntry():
             return f"dynamic tool {row.name!r}"
         case HostedEntry():
