@@ -16,7 +16,7 @@ import json
 import re
 import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
-from typing import Any, ClassVar
+from typing import Any
 
 import anyio
 
@@ -82,7 +82,8 @@ class _PatternRule(_RowRule):
 
     __slots__ = ("_match", "patterns")
 
-    allows: ClassVar[bool]
+    allows: bool
+    """True: refuse what no pattern matches; False: refuse what a pattern matches (set per class)."""
 
     def __init__(self, *patterns: str) -> None:
         self.patterns = patterns
