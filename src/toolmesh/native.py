@@ -17,7 +17,7 @@ import anyio.to_thread
 import pydantic
 
 from . import _arguments
-from ._function_schema import function_schema, output_schema
+from ._function_schema import FunctionSchema, function_schema, output_schema
 from .capabilities import IoMode, ToolCapabilities
 from .context import ToolContext
 from .definition import ToolDefinition
@@ -104,15 +104,7 @@ class NativeTool(Generic[P, T]):
         description = options.get("description")
         self.description = description if description is not None else schema.description
 
-        base = options.get("capabilities") or ToolCapabilities()
-        changes: dict[str, Any] = {}
-        if base.output_schema is None and self._mode != "stream":
-            returns_schema = output_schema(schema.returns)
-            if returns_schema is not None:
-                changes["output_schema"] = returns_schema
-        if self._mode == "stream":
-            changes["io_mode"] = IoMode.STREAMING
-        self.capabilities = dataclasses.replace(base, **changes) if changes else base
+        self.capabilities = _capabilities(options.get("capabilities") or ToolCapabilities(), schema)
         self.definition = ToolDefinition(self.name, self.description, self.parameters, self.capabilities.output_schema)
         self.plain_async: bool = self._mode == "async" and self.context_param is None and not self._positional
 
@@ -174,6 +166,16 @@ class NativeTool(Generic[P, T]):
         if self._mode == "sync":
             return await anyio.to_thread.run_sync(functools.partial(fn, *args, **kwargs), abandon_on_cancel=True)
         return await _collect(fn(*args, **kwargs), ctx)
+
+
+def _capabilities(base: ToolCapabilities, schema: FunctionSchema) -> ToolCapabilities:
+    """``base`` with what the function says filled in: its output schema, or the streaming mode."""
+    if schema.mode == "stream":
+        return dataclasses.replace(base, io_mode=IoMode.STREAMING)
+    if base.output_schema is not None:
+        return base
+    returns_schema = output_schema(schema.returns)
+    return base if returns_schema is None else dataclasses.replace(base, output_schema=returns_schema)
 
 
 async def _collect(stream: AsyncIterator[Any], ctx: ToolContext[Any]) -> ToolOutput:
