@@ -62,7 +62,7 @@ def test_deliberate_error_shows_its_message_to_the_model() -> None:
 def test_redact_and_override_feedback_return_copies() -> None:
     cause = ValueError("secret detail")
     err = ToolExecutionError("db password rejected", kind=ErrorKind.UNAVAILABLE, cause=cause)
-    redacted = err.redact_model_feedback()
+    redacted = err.with_redacted_feedback()
     assert redacted.model_feedback == ErrorKind.UNAVAILABLE.default_feedback
     assert redacted.message == "db password rejected"
     assert redacted.__cause__ is cause

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from _calls import call
 from _docs import README, python_blocks
 from toolmesh import (
     ConfigurationError,
@@ -44,10 +45,6 @@ from toolmesh.hooks import (
 )
 from toolmesh.policy import DenyTools
 from toolmesh.turn import run_tool_calls
-
-
-def call(id: str, tool: str, **arguments: Any) -> ToolCall:
-    return ToolCall.from_arguments(id, tool, arguments)
 
 
 class Calls:

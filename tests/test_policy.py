@@ -7,8 +7,10 @@ from typing import Any
 import anyio
 import pytest
 
+from _calls import call
 from _mcp import demo_in_process
 from toolmesh import (
+    ConfigurationError,
     Disposition,
     ErrorKind,
     ToolAnnotations,
@@ -37,10 +39,6 @@ from toolmesh.policy import (
     definition_digest,
 )
 from toolmesh.turn import run_tool_calls
-
-
-def call(id: str, tool: str, **arguments: Any) -> ToolCall:
-    return ToolCall.from_arguments(id, tool, arguments)
 
 
 def dispositions(results: Any) -> list[str]:
@@ -83,7 +81,7 @@ async def test_allow_and_deny_tools_by_name_pattern(registry: ToolRegistry) -> N
     allowed = await run_tool_calls(registry, calls, hooks=[AllowTools("read_*", "list_files")])
     assert dispositions(allowed) == ["succeeded", "refused", "succeeded"]
 
-    with pytest.raises(TypeError, match="patterns"):
+    with pytest.raises(ConfigurationError, match="patterns"):
         AllowTools()
 
 
@@ -138,7 +136,7 @@ async def test_deny_rows_by_annotation(registry: ToolRegistry) -> None:
     assert dispositions(results) == ["refused", "succeeded", "succeeded"]
     assert results[0].presentation.as_text() == "Only annotated tools may run."
 
-    with pytest.raises(TypeError, match="at least one hint"):
+    with pytest.raises(ConfigurationError, match="at least one hint"):
         DenyAnnotated()
 
 

@@ -7,6 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
+from _calls import call
 from toolmesh import (
     ConfigurationError,
     Disposition,
@@ -19,10 +20,6 @@ from toolmesh import (
 )
 from toolmesh.hooks import Hook, StopTurn, ToolResultAction
 from toolmesh.turn import TurnResult, run_tool_calls, stream_tool_calls
-
-
-def call(id: str, tool: str, **arguments: Any) -> ToolCall:
-    return ToolCall.from_arguments(id, tool, arguments)
 
 
 class InFlight:

@@ -42,7 +42,7 @@ from .hooks import (
 )
 from .mcp import McpServer, ServerConfigError
 from .names import PROVIDER_RULES, NamePolicy, NameRule
-from .native import NativeTool, tool
+from .native import NativeTool, ToolOptions, tool
 from .output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput, to_output
 from .registry import ToolRegistry, ToolSnapshot
 from .result import Disposition, ToolResult
@@ -107,6 +107,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolmeshError",
     "ToolNotFoundError",
+    "ToolOptions",
     "ToolOutput",
     "ToolRegistry",
     "ToolResult",

@@ -2,13 +2,12 @@
 
 The hot path of toolmesh. It pays only for what is configured: a timeout scope only
 when a timeout is set, a span only when a real OpenTelemetry tracer provider is
-installed.
+installed (``_hot_path`` says why each speed measure exists).
 """
 
 from __future__ import annotations
 
 import logging
-import os
 from collections.abc import Awaitable, Callable, Coroutine, Mapping
 from dataclasses import dataclass, field
 from time import perf_counter
@@ -17,8 +16,8 @@ from typing import Any, TypeVar
 
 import anyio
 from opentelemetry import trace
-from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 
+from ._hot_path import global_tracer_provider
 from .context import ToolContext
 from .entries import Entry
 from .errors import ErrorKind, ToolExecutionError
@@ -30,28 +29,6 @@ logger = logging.getLogger("toolmesh")
 X = TypeVar("X")
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
 _NO_TRACING = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
-
-
-_PROVIDER_SLOT = hasattr(trace, "_TRACER_PROVIDER")
-_PROVIDER_FROM_ENV = OTEL_PYTHON_TRACER_PROVIDER in os.environ
-
-
-def _global_provider() -> trace.TracerProvider | None:
-    """The installed global tracer provider, or None while there is none.
-
-    Same answer as ``trace.get_tracer_provider()`` without its per-call ``os.environ``
-    probe: while no provider is installed, that probe is a raised and caught ``KeyError``
-    (about 1 µs, the largest single cost of an untraced dispatch). The global provider
-    can be set only once, so reading the API's module slot is enough. A provider named by
-    ``OTEL_PYTHON_TRACER_PROVIDER`` (looked up when toolmesh is imported) is still loaded
-    through ``get_tracer_provider()`` on first use.
-    """
-    if not _PROVIDER_SLOT:  # an opentelemetry-api without the slot: the public, slower way
-        return trace.get_tracer_provider()
-    provider: trace.TracerProvider | None = trace._TRACER_PROVIDER
-    if provider is None and _PROVIDER_FROM_ENV:
-        provider = trace.get_tracer_provider()
-    return provider
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,7 +48,7 @@ class DispatchSettings:
 
     def tracer(self) -> trace.Tracer | None:
         """A tracer when a real provider is installed; None means "do not trace"."""
-        provider = self.tracer_provider or _global_provider()
+        provider = self.tracer_provider or global_tracer_provider()
         if provider is None:
             return None
         cached_provider, tracer = self._tracer_cache[0]
@@ -92,6 +69,18 @@ def unexpected_error(row: Entry, exc: Exception, settings: DispatchSettings) -> 
     feedback = f"{type(exc).__name__}: {exc}" if show else ErrorKind.INTERNAL.default_feedback
     logger.error("%s", message, exc_info=exc)
     return ToolExecutionError(message, kind=ErrorKind.INTERNAL, cause=exc, model_feedback=feedback)
+
+
+def call_timeout(row: Entry, ctx: ToolContext[Any], settings: DispatchSettings) -> float | None:
+    """The seconds one call may take: its context's, else its row's, else the registry's default.
+
+    The one place that rule is written; None means no limit.
+    """
+    if ctx.timeout is not None:
+        return ctx.timeout
+    if row.timeout is not None:
+        return row.timeout
+    return settings.default_timeout
 
 
 def _timeout_error(row: Entry, seconds: float) -> ToolExecutionError:
@@ -116,9 +105,7 @@ async def guarded(
     Raises:
         ToolExecutionError: for anything the call did wrong.
     """
-    timeout = ctx.timeout if ctx.timeout is not None else row.timeout
-    if timeout is None:
-        timeout = settings.default_timeout
+    timeout = call_timeout(row, ctx, settings)
     try:
         if timeout is None:
             return await call(*args)
@@ -190,11 +177,8 @@ async def _execute(
     row: Entry, arguments: str | Mapping[str, Any] | None, ctx: ToolContext[Any], settings: DispatchSettings
 ) -> ToolResult:
     start = perf_counter()
-    timeout = ctx.timeout if ctx.timeout is not None else row.timeout
-    if timeout is None:
-        timeout = settings.default_timeout
     try:
-        if timeout is None:
+        if call_timeout(row, ctx, settings) is None:
             # guarded() inlined for the common untimed call: one coroutine layer less
             try:
                 output: ToolOutput = await row.invoke(arguments, ctx)

@@ -214,7 +214,7 @@ class ToolExecutionError(ToolmeshError):
         clone.__traceback__ = self.__traceback__
         return clone
 
-    def redact_model_feedback(self) -> ToolExecutionError:
+    def with_redacted_feedback(self) -> ToolExecutionError:
         """A copy whose model feedback is only the default text of its kind."""
         return self._copy(self.kind.default_feedback)
 

@@ -151,7 +151,8 @@ AliasFunction = Callable[[str, str], str | None]
 """``alias(server, tool) -> model name``, or None to fall back to the template."""
 
 
-def _mcp_owner(server: str, wire_name: str) -> str:
+def describe_mcp_tool(server: str, wire_name: str) -> str:
+    """How error messages name an MCP tool: ``MCP tool 'read' of server 'fs'`` (the one place)."""
     return f"MCP tool {wire_name!r} of server {server!r}"
 
 
@@ -283,8 +284,8 @@ class NamePolicy:
             if wire in natural:
                 raise NameCollisionError(
                     natural[wire],
-                    _mcp_owner(server, wire),
-                    _mcp_owner(server, wire) + " (listed twice)",
+                    describe_mcp_tool(server, wire),
+                    describe_mcp_tool(server, wire) + " (listed twice)",
                     f"Server {server!r} lists tool {wire!r} twice; fix the server, or leave the tool out "
                     f"with exclude=[{wire!r}].",
                 )
@@ -305,12 +306,12 @@ class NamePolicy:
                 if name in taken:
                     existing = taken[name]
                 else:
-                    existing = _mcp_owner(server, first)
+                    existing = describe_mcp_tool(server, first)
                     hint = (
                         f"Tools {first!r} and {wire!r} of server {server!r} both map to {name!r} "
                         f"under {self.rule.describe()}. {hint}"
                     )
-                raise NameCollisionError(name, existing, _mcp_owner(server, wire), hint)
+                raise NameCollisionError(name, existing, describe_mcp_tool(server, wire), hint)
             result[wire] = self._suffixed(name, taken, claimed, used)
             used.add(result[wire])
         return result

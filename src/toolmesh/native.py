@@ -1,87 +1,59 @@
-"""``@tool``: a Python function's signature becomes an argument model and a JSON Schema.
+"""``@tool`` and ``NativeTool``: a Python function made into a tool.
 
-This is the one module that builds pydantic models from signatures. Everything is
-worked out once, at decoration: the argument validator, the schema, where the
-context goes and how the function is called; a call only validates and runs.
+Everything is worked out once, at decoration (``_function_schema`` reads the
+signature and docstring): the argument validator, the schema, where the context goes
+and how the function is called; a call only validates and runs.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import sys
-import types
-import typing
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Annotated, Any, Generic, ParamSpec, TypeVar, cast, overload
+from typing import Any, Generic, ParamSpec, TypedDict, TypeVar, Unpack, overload
 
 import anyio.to_thread
-import docstring_parser
 import pydantic
-import pydantic.fields
-from pydantic.json_schema import GenerateJsonSchema
 
 from . import _arguments
+from ._function_schema import FunctionSchema, function_schema, output_schema
 from .capabilities import IoMode, ToolCapabilities
-from .context import FromContext, ToolContext
+from .context import ToolContext
 from .definition import ToolDefinition
 from .errors import ConfigurationError
-from .output import (
-    Audio,
-    ContentBlock,
-    EmbeddedResource,
-    Image,
-    Json,
-    ResourceLink,
-    Text,
-    ToolOutput,
-    to_output,
-)
+from .output import ContentBlock, ToolOutput, to_output
 
-__all__ = ["NativeTool", "tool"]
+__all__ = ["NativeTool", "ToolOptions", "tool"]
 
 P = ParamSpec("P")
 T = TypeVar("T")
 
-_NO_SCHEMA_RETURNS: tuple[object, ...] = (
-    Any,
-    None,
-    type(None),
-    str,
-    ToolOutput,
-    Text,
-    Json,
-    Image,
-    Audio,
-    ResourceLink,
-    EmbeddedResource,
-    ContentBlock,
-    inspect.Signature.empty,
-)
+
+class ToolOptions(TypedDict, total=False):
+    """The options of ``@tool``, ``@registry.tool`` and ``NativeTool``; each may be left out."""
+
+    name: str | None
+    """The tool name (the function's name unless given)."""
+    description: str | None
+    """What the model is told the tool does (the docstring unless given)."""
+    capabilities: ToolCapabilities | None
+    """Host-only facts: annotations, output schema, streaming, ..."""
+    timeout: float | None
+    """Seconds a call may take, unless the call's context says otherwise."""
+    show_error_details: bool | None
+    """Show unexpected exceptions' text to the model (None: the registry decides)."""
 
 
-class _NoFieldTitles(GenerateJsonSchema):
-    """Schemas without the per-field ``title`` pydantic adds: tokens the model does not need."""
+def check_options(caller: str, options: Mapping[str, object]) -> None:
+    """Refuse keywords that are not ``ToolOptions``, as Python does for a misspelt keyword.
 
-    def field_title_should_be_set(self, schema: Any) -> bool:
-        return False
-
-
-def _is_context_annotation(annotation: object) -> bool:
-    if annotation is ToolContext or typing.get_origin(annotation) is ToolContext:
-        return True
-    if typing.get_origin(annotation) is Annotated:
-        return any(m is FromContext or isinstance(m, FromContext) for m in annotation.__metadata__)  # type: ignore[attr-defined]
-    return False
-
-
-def _mentions_bytes(annotation: object) -> bool:
-    if annotation in (bytes, bytearray):
-        return True
-    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
-        return any(_mentions_bytes(arg) for arg in typing.get_args(annotation))
-    return False
+    Raises:
+        TypeError: naming the unknown keyword.
+    """
+    for key in options:
+        if key not in ToolOptions.__optional_keys__:
+            raise TypeError(f"{caller} got an unexpected keyword argument {key!r}")
 
 
 class NativeTool(Generic[P, T]):
@@ -105,111 +77,34 @@ class NativeTool(Generic[P, T]):
     """
 
     def __init__(
-        self,
-        fn: Callable[P, T],
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        capabilities: ToolCapabilities | None = None,
-        timeout: float | None = None,
-        show_error_details: bool | None = None,
-        localns: Mapping[str, Any] | None = None,
+        self, fn: Callable[P, T], *, localns: Mapping[str, Any] | None = None, **options: Unpack[ToolOptions]
     ) -> None:
         if not callable(fn):
             raise ConfigurationError(f"@tool needs a function, got {type(fn).__name__}")
         functools.update_wrapper(self, fn)
         self.fn = fn
-        self.name: str = name or str(getattr(fn, "__name__", ""))
+        check_options("NativeTool()", options)
+        self.name: str = options.get("name") or str(getattr(fn, "__name__", ""))
         where = f"tool {self.name!r} ({getattr(fn, '__qualname__', self.name)})"
         if not self.name:
             raise ConfigurationError(f"{where}: a tool needs a name; pass name=...")
+        timeout = options.get("timeout")
         if timeout is not None and timeout <= 0:
             raise ConfigurationError(f"{where}: timeout must be a positive number of seconds, got {timeout!r}")
         self.timeout = timeout
-        self.show_error_details = show_error_details
+        self.show_error_details = options.get("show_error_details")
 
-        signature = inspect.signature(fn)
-        try:
-            hints = typing.get_type_hints(fn, localns=dict(localns or {}), include_extras=True)
-        except Exception as exc:
-            raise ConfigurationError(
-                f"{where}: its type hints cannot be resolved ({exc}); "
-                "import every type the signature names at module level"
-            ) from exc
-        doc = docstring_parser.parse(inspect.getdoc(fn) or "")
-        param_docs = {p.arg_name: p.description for p in doc.params if p.description}
+        schema = function_schema(fn, self.name, localns=localns)
+        self.args_model: type[pydantic.BaseModel] = schema.args_model
+        self.parameters: dict[str, Any] = schema.parameters
+        self._validator = schema.args_model.__pydantic_validator__
+        self.context_param: str | None = schema.context_param
+        self._positional = schema.positional
+        self._mode = schema.mode
+        description = options.get("description")
+        self.description = description if description is not None else schema.description
 
-        self.context_param: str | None = None
-        self._positional: tuple[str, ...] = ()
-        fields: dict[str, Any] = {}
-        for param in signature.parameters.values():
-            annotation = hints.get(param.name, Any)
-            if _is_context_annotation(annotation):
-                if self.context_param is not None:
-                    raise ConfigurationError(
-                        f"{where}: parameters {self.context_param!r} and {param.name!r} both ask for "
-                        "the ToolContext; keep one"
-                    )
-                if param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                    raise ConfigurationError(
-                        f"{where}: the context parameter {param.name!r} is variadic and cannot be "
-                        "filled; declare it as a plain parameter, e.g. ctx: ToolContext"
-                    )
-                self.context_param = param.name
-            elif param.kind in (param.VAR_POSITIONAL, param.VAR_KEYWORD):
-                raise ConfigurationError(
-                    f"{where}: *args/**kwargs parameter {param.name!r} cannot be described to a model; "
-                    "declare each argument as a named parameter"
-                )
-            else:
-                default = ... if param.default is param.empty else param.default
-                if isinstance(default, pydantic.fields.FieldInfo):
-                    info = default
-                elif param.name in param_docs:
-                    info = pydantic.Field(default, description=param_docs[param.name])
-                else:
-                    info = pydantic.Field(default)
-                fields[param.name] = (annotation, info)
-            if param.kind is param.POSITIONAL_ONLY:
-                self._positional += (param.name,)
-
-        try:
-            self.args_model: type[pydantic.BaseModel] = pydantic.create_model(
-                f"{self.name}_arguments",
-                __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-                **fields,
-            )
-            schema = self.args_model.model_json_schema(schema_generator=_NoFieldTitles)
-        except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError, NameError, TypeError) as exc:
-            raise ConfigurationError(
-                f"{where}: its parameters cannot be turned into a JSON Schema ({exc}); "
-                "use JSON-able types (str, int, float, bool, lists, dicts, enums, pydantic models)"
-            ) from exc
-        schema.pop("title", None)
-        schema.setdefault("properties", {})
-        self.parameters: dict[str, Any] = schema
-        self._validator = self.args_model.__pydantic_validator__
-
-        self.description = description if description is not None else _description(doc)
-
-        returns = hints.get("return", signature.return_annotation)
-        self._mode = (
-            "stream" if inspect.isasyncgenfunction(fn) else "async" if inspect.iscoroutinefunction(fn) else "sync"
-        )
-        if self._mode != "stream" and _mentions_bytes(returns):
-            raise ConfigurationError(
-                f"{where}: returns bytes, which carry no MIME type; return Image(data, 'image/png'), "
-                "Audio(data, mime_type) or EmbeddedResource(uri, mime_type=..., blob=data) instead"
-            )
-        base = capabilities or ToolCapabilities()
-        changes: dict[str, Any] = {}
-        if base.output_schema is None and self._mode != "stream":
-            output_schema = _output_schema(returns)
-            if output_schema is not None:
-                changes["output_schema"] = output_schema
-        if self._mode == "stream":
-            changes["io_mode"] = IoMode.STREAMING
-        self.capabilities = dataclasses.replace(base, **changes) if changes else base
+        self.capabilities = _capabilities(options.get("capabilities") or ToolCapabilities(), schema)
         self.definition = ToolDefinition(self.name, self.description, self.parameters, self.capabilities.output_schema)
         self.plain_async: bool = self._mode == "async" and self.context_param is None and not self._positional
 
@@ -273,6 +168,16 @@ class NativeTool(Generic[P, T]):
         return await _collect(fn(*args, **kwargs), ctx)
 
 
+def _capabilities(base: ToolCapabilities, schema: FunctionSchema) -> ToolCapabilities:
+    """``base`` with what the function says filled in: its output schema, or the streaming mode."""
+    if schema.mode == "stream":
+        return dataclasses.replace(base, io_mode=IoMode.STREAMING)
+    if base.output_schema is not None:
+        return base
+    returns_schema = output_schema(schema.returns)
+    return base if returns_schema is None else dataclasses.replace(base, output_schema=returns_schema)
+
+
 async def _collect(stream: AsyncIterator[Any], ctx: ToolContext[Any]) -> ToolOutput:
     """Drive a streaming tool: each item is a partial output; the final output is all of them in order."""
     blocks: list[ContentBlock] = []
@@ -289,25 +194,6 @@ async def _collect(stream: AsyncIterator[Any], ctx: ToolContext[Any]) -> ToolOut
     return ToolOutput(blocks)
 
 
-def _description(doc: docstring_parser.Docstring) -> str:
-    parts = [part for part in (doc.short_description, doc.long_description) if part]
-    return "\n\n".join(parts)
-
-
-def _output_schema(returns: object) -> dict[str, Any] | None:
-    if returns in _NO_SCHEMA_RETURNS:
-        return None
-    origin = typing.get_origin(returns)
-    if origin in (list, tuple) and any(arg in _NO_SCHEMA_RETURNS[4:] for arg in typing.get_args(returns)):
-        return None
-    try:
-        adapter = pydantic.TypeAdapter[Any](cast(Any, returns))
-        schema = adapter.json_schema(mode="serialization", schema_generator=_NoFieldTitles)
-    except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError, TypeError, NameError):
-        return None
-    return schema
-
-
 def caller_namespace(depth: int = 2) -> dict[str, Any]:
     """The local names of the frame ``depth`` calls up (where a decorated function was defined)."""
     frame = sys._getframe(depth)
@@ -319,45 +205,23 @@ def tool(fn: Callable[P, T], /) -> NativeTool[P, T]: ...
 
 
 @overload
-def tool(
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    capabilities: ToolCapabilities | None = None,
-    timeout: float | None = None,
-    show_error_details: bool | None = None,
-) -> Callable[[Callable[P, T]], NativeTool[P, T]]: ...
+def tool(**options: Unpack[ToolOptions]) -> Callable[[Callable[P, T]], NativeTool[P, T]]: ...
 
 
 def tool(
-    fn: Callable[P, T] | None = None,
-    /,
-    *,
-    name: str | None = None,
-    description: str | None = None,
-    capabilities: ToolCapabilities | None = None,
-    timeout: float | None = None,
-    show_error_details: bool | None = None,
+    fn: Callable[P, T] | None = None, /, **options: Unpack[ToolOptions]
 ) -> NativeTool[P, T] | Callable[[Callable[P, T]], NativeTool[P, T]]:
-    """Make a function a tool: ``@tool`` or ``@tool(name=..., timeout=...)``.
+    """Make a function a tool: ``@tool`` or ``@tool(name=..., timeout=...)`` (see ``ToolOptions``).
 
     Raises:
         ConfigurationError: for a signature that cannot be described to a model (two
             context parameters, ``*args``, a variadic context, types with no JSON Schema,
             a bare ``bytes`` return).
     """
-
+    check_options("tool()", options)
     localns = caller_namespace()
 
     def decorate(func: Callable[P, T]) -> NativeTool[P, T]:
-        return NativeTool(
-            func,
-            name=name,
-            description=description,
-            capabilities=capabilities,
-            timeout=timeout,
-            show_error_details=show_error_details,
-            localns=localns,
-        )
+        return NativeTool(func, localns=localns, **options)
 
     return decorate(fn) if fn is not None else decorate

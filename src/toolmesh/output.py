@@ -24,6 +24,8 @@ from typing import Any, ClassVar, TypeAlias
 import pydantic
 import pydantic_core
 
+from ._hot_path import one_block_constructor
+
 __all__ = [
     "Audio",
     "ContentBlock",
@@ -53,23 +55,20 @@ class Json:
     value: Any
 
 
-def _check_binary(kind: str, data: object, mime_type: object) -> None:
-    if not isinstance(data, bytes | bytearray):
-        raise TypeError(f"{kind}.data must be bytes, got {type(data).__name__}")
-    if not isinstance(mime_type, str) or "/" not in mime_type:
-        raise TypeError(f"{kind}.mime_type must be a MIME type such as 'image/png', got {mime_type!r}")
+@dataclass(frozen=True, slots=True, repr=False)
+class _Binary:
+    """What ``Image`` and ``Audio`` share: raw bytes, their MIME type, a base64 view, a short repr."""
 
-
-@dataclass(frozen=True, slots=True)
-class Image:
-    """An image: raw bytes and their MIME type."""
-
-    type: ClassVar[str] = "image"
+    type: ClassVar[str]
     data: bytes
     mime_type: str
 
     def __post_init__(self) -> None:
-        _check_binary("Image", self.data, self.mime_type)
+        kind = type(self).__name__
+        if not isinstance(self.data, bytes | bytearray):
+            raise TypeError(f"{kind}.data must be bytes, got {type(self.data).__name__}")
+        if not isinstance(self.mime_type, str) or "/" not in self.mime_type:
+            raise TypeError(f"{kind}.mime_type must be a MIME type such as 'image/png', got {self.mime_type!r}")
 
     @property
     def base64(self) -> str:
@@ -77,27 +76,21 @@ class Image:
         return base64.b64encode(self.data).decode("ascii")
 
     def __repr__(self) -> str:
-        return f"Image(mime_type={self.mime_type!r}, size={len(self.data)})"
+        return f"{type(self).__name__}(mime_type={self.mime_type!r}, size={len(self.data)})"
 
 
-@dataclass(frozen=True, slots=True)
-class Audio:
+@dataclass(frozen=True, slots=True, repr=False)
+class Image(_Binary):
+    """An image: raw bytes and their MIME type."""
+
+    type: ClassVar[str] = "image"
+
+
+@dataclass(frozen=True, slots=True, repr=False)
+class Audio(_Binary):
     """Audio: raw bytes and their MIME type."""
 
     type: ClassVar[str] = "audio"
-    data: bytes
-    mime_type: str
-
-    def __post_init__(self) -> None:
-        _check_binary("Audio", self.data, self.mime_type)
-
-    @property
-    def base64(self) -> str:
-        """The data, base64-encoded."""
-        return base64.b64encode(self.data).decode("ascii")
-
-    def __repr__(self) -> str:
-        return f"Audio(mime_type={self.mime_type!r}, size={len(self.data)})"
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,11 +296,7 @@ _SCALARS = (int, float, bool, type(None))
 _JSON_SCALARS = frozenset(_SCALARS)
 
 
-def _one_block(block: ContentBlock) -> ToolOutput:
-    """A one-block output without re-checking a block we just built (the hot path)."""
-    output = ToolOutput.__new__(ToolOutput)
-    output.blocks = [block]
-    return output
+_one_block = one_block_constructor(ToolOutput)
 
 
 def to_json_value(value: object) -> Any:

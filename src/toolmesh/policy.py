@@ -26,7 +26,7 @@ from .capabilities import ToolAnnotations
 from .context import ToolContext
 from .definition import ToolDefinition
 from .entries import Entry, McpEntry
-from .errors import ErrorKind, ToolmeshError
+from .errors import ConfigurationError, ErrorKind, ToolmeshError
 from .hooks import PROCEED, Hook, Refuse, ToolCallAction
 from .registry import ToolRegistry, ToolSnapshot
 
@@ -53,7 +53,7 @@ ApprovalCallback = Callable[[ToolCall, Entry], Awaitable["bool | str"]]
 def _matcher(patterns: Iterable[str], what: str) -> Callable[[str], bool]:
     items = [patterns] if isinstance(patterns, str) else list(patterns)
     if not items or not all(isinstance(p, str) for p in items):
-        raise TypeError(f"{what} needs one or more fnmatch patterns (str), got {items!r}")
+        raise ConfigurationError(f"{what} needs one or more fnmatch patterns (str), got {items!r}")
     regex = re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in items))
     return lambda name: regex.match(name) is not None
 
@@ -74,76 +74,76 @@ class _RowRule(Hook):
         return self.refusal(entry) or PROCEED
 
 
-class AllowTools(_RowRule):
+class _PatternRule(_RowRule):
+    """The rule of the Allow/Deny classes: fnmatch patterns against one text of each row.
+
+    ``subject(entry)`` is that text (the row name, or an MCP row's server label; None
+    for rows the rule does not cover). An allow rule refuses a subject no pattern
+    matches; a deny rule refuses one that a pattern matches.
+    """
+
+    __slots__ = ("_match", "patterns")
+
+    allows: bool
+    """True: refuse what no pattern matches; False: refuse what a pattern matches (set per class)."""
+
+    def __init__(self, *patterns: str) -> None:
+        self.patterns = patterns
+        """The fnmatch patterns."""
+        self._match = _matcher(patterns, type(self).__name__)
+
+    @staticmethod
+    def subject(entry: Entry) -> str | None:
+        raise NotImplementedError
+
+    def refusal(self, entry: Entry) -> Refuse | None:
+        subject = self.subject(entry)
+        if subject is None or self._match(subject) is self.allows:
+            return None
+        return _not_allowed(entry.name)
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}{self.patterns!r}"
+
+
+def _name(entry: Entry) -> str:
+    return entry.name
+
+
+def _server(entry: Entry) -> str | None:
+    return entry.server if isinstance(entry, McpEntry) else None
+
+
+class AllowTools(_PatternRule):
     """Run only rows whose name matches one of the patterns; refuse the rest."""
 
-    __slots__ = ("_match", "patterns")
-
-    def __init__(self, *patterns: str) -> None:
-        self.patterns = patterns
-        """The fnmatch patterns of allowed names."""
-        self._match = _matcher(patterns, "AllowTools")
-
-    def refusal(self, entry: Entry) -> Refuse | None:
-        return None if self._match(entry.name) else _not_allowed(entry.name)
-
-    def __repr__(self) -> str:
-        return f"AllowTools{self.patterns!r}"
+    __slots__ = ()
+    allows = True
+    subject = staticmethod(_name)
 
 
-class DenyTools(_RowRule):
+class DenyTools(_PatternRule):
     """Refuse rows whose name matches one of the patterns."""
 
-    __slots__ = ("_match", "patterns")
-
-    def __init__(self, *patterns: str) -> None:
-        self.patterns = patterns
-        """The fnmatch patterns of denied names."""
-        self._match = _matcher(patterns, "DenyTools")
-
-    def refusal(self, entry: Entry) -> Refuse | None:
-        return _not_allowed(entry.name) if self._match(entry.name) else None
-
-    def __repr__(self) -> str:
-        return f"DenyTools{self.patterns!r}"
+    __slots__ = ()
+    allows = False
+    subject = staticmethod(_name)
 
 
-class AllowServers(_RowRule):
+class AllowServers(_PatternRule):
     """Run MCP rows only from servers whose label matches a pattern; other rows are not affected."""
 
-    __slots__ = ("_match", "patterns")
-
-    def __init__(self, *patterns: str) -> None:
-        self.patterns = patterns
-        """The fnmatch patterns of allowed server labels."""
-        self._match = _matcher(patterns, "AllowServers")
-
-    def refusal(self, entry: Entry) -> Refuse | None:
-        if isinstance(entry, McpEntry) and not self._match(entry.server):
-            return _not_allowed(entry.name)
-        return None
-
-    def __repr__(self) -> str:
-        return f"AllowServers{self.patterns!r}"
+    __slots__ = ()
+    allows = True
+    subject = staticmethod(_server)
 
 
-class DenyServers(_RowRule):
+class DenyServers(_PatternRule):
     """Refuse MCP rows of servers whose label matches a pattern."""
 
-    __slots__ = ("_match", "patterns")
-
-    def __init__(self, *patterns: str) -> None:
-        self.patterns = patterns
-        """The fnmatch patterns of denied server labels."""
-        self._match = _matcher(patterns, "DenyServers")
-
-    def refusal(self, entry: Entry) -> Refuse | None:
-        if isinstance(entry, McpEntry) and self._match(entry.server):
-            return _not_allowed(entry.name)
-        return None
-
-    def __repr__(self) -> str:
-        return f"DenyServers{self.patterns!r}"
+    __slots__ = ()
+    allows = False
+    subject = staticmethod(_server)
 
 
 _HINTS = ("read_only", "destructive", "idempotent", "open_world")
@@ -194,7 +194,7 @@ class DenyAnnotated(_RowRule):
         self.hints: dict[str, bool] = {k: v for k, v in given.items() if v is not None}
         """The hints a row must carry to be refused."""
         if not self.hints:
-            raise TypeError("DenyAnnotated needs at least one hint, e.g. DenyAnnotated(destructive=True)")
+            raise ConfigurationError("DenyAnnotated needs at least one hint, e.g. DenyAnnotated(destructive=True)")
 
     def refusal(self, entry: Entry) -> Refuse | None:
         annotations = entry.capabilities.annotations
@@ -274,7 +274,7 @@ class ConcurrencyLimit(Hook):
 
     def __init__(self, limit: int, *, tools: Iterable[str] = ("*",)) -> None:
         if limit < 1:
-            raise ValueError(f"ConcurrencyLimit needs a limit of at least 1, got {limit!r}")
+            raise ConfigurationError(f"ConcurrencyLimit needs a limit of at least 1, got {limit!r}")
         self.limit = limit
         """Calls of one row that may run at once."""
         self._match = _matcher(tools, "ConcurrencyLimit(tools=...)")
@@ -310,7 +310,9 @@ class RateLimit(Hook):
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         if calls < 1 or per <= 0:
-            raise ValueError(f"RateLimit needs calls >= 1 and per > 0 seconds, got calls={calls!r}, per={per!r}")
+            raise ConfigurationError(
+                f"RateLimit needs calls >= 1 and per > 0 seconds, got calls={calls!r}, per={per!r}"
+            )
         self.calls = calls
         """Calls allowed per period (and the largest burst)."""
         self.per = per
@@ -348,7 +350,7 @@ class ArgumentSizeLimit(Hook):
 
     def __init__(self, max_bytes: int, *, tools: Iterable[str] = ("*",)) -> None:
         if max_bytes < 2:
-            raise ValueError(f"ArgumentSizeLimit needs max_bytes of at least 2 ('{{}}'), got {max_bytes!r}")
+            raise ConfigurationError(f"ArgumentSizeLimit needs max_bytes of at least 2 ('{{}}'), got {max_bytes!r}")
         self.max_bytes = max_bytes
         """The largest argument text allowed, in bytes."""
         self._match = _matcher(tools, "ArgumentSizeLimit(tools=...)")
@@ -439,8 +441,13 @@ class DefinitionPinning(Hook):
         """The names of the rows given whose definition is not the pinned one (or is not pinned)."""
         return [entry.name for entry in rows if self._pins.get(entry.name) != self._digest(entry.definition)]
 
-    def check(self, entry: Entry) -> str | None:
-        """Why a call to ``entry`` must be refused, or None: for hosts that dispatch without hooks."""
+    def pin_or_refuse(self, entry: Entry) -> str | None:
+        """Why a call to ``entry`` must be refused, or None; records what it saw.
+
+        Not a pure check: a row never pinned is pinned here under ``trust_on_first_use``,
+        and a refused definition is kept for ``approve(name)``. For hosts that dispatch
+        without hooks.
+        """
         digest = self._digest(entry.definition)
         pinned = self._pins.get(entry.name)
         if pinned == digest:
@@ -455,7 +462,7 @@ class DefinitionPinning(Hook):
         return f"The tool {entry.name!r} changed since it was approved and cannot be used until it is approved again."
 
     async def on_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> ToolCallAction:
-        reason = self.check(entry)
+        reason = self.pin_or_refuse(entry)
         return PROCEED if reason is None else Refuse(reason)
 
     def _digest(self, definition: ToolDefinition) -> str:

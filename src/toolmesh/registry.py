@@ -10,7 +10,7 @@ import logging
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
 from contextlib import AsyncExitStack
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, overload
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack, overload
 
 import anyio
 import anyio.abc
@@ -23,8 +23,8 @@ from .context import ToolContext, new_call_id
 from .definition import ToolDefinition
 from .entries import DynamicEntry, DynamicHandler, Entry, HostedEntry, McpEntry, NativeEntry, is_advertised
 from .errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError, ToolNotFoundError
-from .names import NamePolicy
-from .native import NativeTool, caller_namespace
+from .names import NamePolicy, describe_mcp_tool
+from .native import NativeTool, ToolOptions, caller_namespace, check_options
 from .output import ToolOutput
 from .result import Disposition, ToolResult
 
@@ -48,7 +48,7 @@ def describe_row(row: Entry) -> str:
             where = f"{getattr(row.tool.fn, '__module__', '?')}.{getattr(row.tool.fn, '__qualname__', '?')}"
             return f"native tool {row.name!r} ({where})"
         case McpEntry():
-            return f"MCP tool {row.wire_name!r} of server {row.server!r}"
+            return describe_mcp_tool(row.server, row.wire_name)
         case DynamicEntry():
             return f"dynamic tool {row.name!r}"
         case HostedEntry():
@@ -304,41 +304,18 @@ class ToolRegistry(_Catalog):
 
     @overload
     def tool(
-        self,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        capabilities: ToolCapabilities | None = None,
-        timeout: float | None = None,
-        show_error_details: bool | None = None,
-        replace: bool = False,
+        self, *, replace: bool = False, **options: Unpack[ToolOptions]
     ) -> Callable[[Callable[P, T]], NativeTool[P, T]]: ...
 
     def tool(  # type: ignore[misc]
-        self,
-        fn: Callable[P, T] | None = None,
-        /,
-        *,
-        name: str | None = None,
-        description: str | None = None,
-        capabilities: ToolCapabilities | None = None,
-        timeout: float | None = None,
-        show_error_details: bool | None = None,
-        replace: bool = False,
+        self, fn: Callable[P, T] | None = None, /, *, replace: bool = False, **options: Unpack[ToolOptions]
     ) -> NativeTool[P, T] | Callable[[Callable[P, T]], NativeTool[P, T]]:
-        """Decorator form of ``register``: ``@registry.tool`` or ``@registry.tool(name=...)``."""
+        """Decorator form of ``register``: ``@registry.tool`` or ``@registry.tool(name=...)`` (see ``ToolOptions``)."""
+        check_options("registry.tool()", options)
         localns = caller_namespace()
 
         def decorate(func: Callable[P, T]) -> NativeTool[P, T]:
-            native = NativeTool(
-                func,
-                name=name,
-                description=description,
-                capabilities=capabilities,
-                timeout=timeout,
-                show_error_details=show_error_details,
-                localns=localns,
-            )
+            native = NativeTool(func, localns=localns, **options)
             self.register(native, replace=replace)
             return native
 

@@ -31,7 +31,7 @@ import pydantic_core
 from ..capabilities import TaskSupport
 from ..entries import McpCaller, McpEntry
 from ..errors import NameCollisionError, ServerConnectionError
-from ..names import NamePolicy
+from ..names import NamePolicy, describe_mcp_tool
 from ._schema import compile_schema
 from .convert import tool_capabilities, tool_definition
 
@@ -215,7 +215,7 @@ def rebuild_rows(
             logger.warning("MCP server %r: refresh leaves out tool %r: %s", spec.label, tool.name, exc)
             continue
         rows.append(row)
-        claimed[row.name] = f"MCP tool {tool.name!r} of server {spec.label!r}"
+        claimed[row.name] = describe_mcp_tool(spec.label, tool.name)
     return rows
 
 

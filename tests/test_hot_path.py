@@ -1,0 +1,86 @@
+"""The hot path's speed measures build the same objects as the plain code they replace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pytest
+from opentelemetry import trace
+
+from toolmesh import (
+    Disposition,
+    ErrorKind,
+    Json,
+    Text,
+    ToolContext,
+    ToolExecutionError,
+    ToolOutput,
+    ToolRegistry,
+    ToolResult,
+    to_output,
+)
+from toolmesh._execution import DispatchSettings, call_timeout
+from toolmesh._hot_path import global_tracer_provider, one_block_constructor, slot_constructor
+from toolmesh.result import new_result
+
+
+def test_new_result_is_the_same_result_as_the_dataclass_constructor() -> None:
+    error = ToolExecutionError("boom", kind=ErrorKind.INTERNAL)
+    values = ("c1", "add", "native", Disposition.FAILED, ToolOutput(), ToolOutput([Text("x")]), error, {"k": 1}, 0.25)
+    made = new_result(*values)
+    assert type(made) is ToolResult
+    assert made == ToolResult(*values)
+    assert (made.call_id, made.error, made.duration) == ("c1", error, 0.25)
+
+
+def test_slot_constructor_follows_the_dataclass_fields() -> None:
+    @dataclass(frozen=True, slots=True)
+    class Pair:
+        left: int
+        right: str
+
+    build = slot_constructor(Pair)
+    assert build(1, "a") == Pair(1, "a")
+    with pytest.raises(TypeError):
+        build(1)
+
+    @dataclass(frozen=True)
+    class Unslotted:
+        value: int
+
+    with pytest.raises(TypeError, match="not a slotted dataclass"):
+        slot_constructor(Unslotted)
+
+
+def test_one_block_outputs_equal_checked_outputs() -> None:
+    one_block = one_block_constructor(ToolOutput)
+    assert one_block(Json(3)) == ToolOutput([Json(3)])
+    assert to_output("hi") == ToolOutput([Text("hi")]) and type(to_output(2.5)) is ToolOutput
+    assert to_output(None).blocks == [Json(None)]
+
+
+def test_global_tracer_provider_is_none_until_one_is_installed() -> None:
+    provider = global_tracer_provider()
+    installed = trace.get_tracer_provider()
+    if provider is None:
+        assert isinstance(installed, trace.ProxyTracerProvider)
+    else:
+        assert provider is installed
+
+
+def test_call_timeout_prefers_the_call_then_the_row_then_the_registry() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool(timeout=2.0)
+    async def slow() -> str:
+        return "ok"
+
+    @registry.tool
+    async def free() -> str:
+        return "ok"
+
+    settings = DispatchSettings(default_timeout=9.0)
+    assert call_timeout(registry["slow"], ToolContext(timeout=1.0), settings) == 1.0
+    assert call_timeout(registry["slow"], ToolContext(), settings) == 2.0
+    assert call_timeout(registry["free"], ToolContext(), settings) == 9.0
+    assert call_timeout(registry["free"], ToolContext(), DispatchSettings()) is None
