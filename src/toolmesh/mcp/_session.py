@@ -53,6 +53,8 @@ logger = logging.getLogger("toolmesh.mcp")
 CLOSE_GRACE = 5.0
 """Seconds a graceful close may take before the session is cancelled."""
 _LISTEN_RETRY = 1.0
+_LISTEN_ACK_WAIT = 10.0
+"""Seconds connect waits for the first subscriptions/listen acknowledgment before going on without it."""
 _LISTEN_RETRY_MAX = 30.0
 _HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
 """The SDK's own defaults: 30 s to connect and write, 300 s to read (SSE streams stay open)."""
@@ -198,10 +200,16 @@ class Session:
                 async with AsyncExitStack() as stack:
                     client = await self._enter_client(stack)
                     self.client = client
-                    self.ready.set()
                     async with anyio.create_task_group() as watchers:
                         if _wants_listen(client):
-                            watchers.start_soon(self._listen, client)
+                            # Events are not replayed: the session is ready once its first
+                            # subscriptions/listen stream is acknowledged (or has failed), so a
+                            # change announced right after connect is never lost.
+                            listening = anyio.Event()
+                            watchers.start_soon(self._listen, client, listening)
+                            with anyio.move_on_after(_LISTEN_ACK_WAIT):
+                                await listening.wait()
+                        self.ready.set()
                         await self.stopping.wait()
                         watchers.cancel_scope.cancel()
         except anyio.get_cancelled_exc_class():
@@ -287,14 +295,18 @@ class Session:
             self.on_tools_changed()  # handshake-era sessions (2025-11-25)
         await anyio.lowlevel.checkpoint()
 
-    async def _listen(self, client: Client) -> None:
-        """Forward tool-list changes of a 2026-07-28 session; re-listen (and report) after a drop."""
+    async def _listen(self, client: Client, listening: anyio.Event) -> None:
+        """Forward tool-list changes of a 2026-07-28 session; re-listen (and report) after a drop.
+
+        ``listening`` is set once the first stream is acknowledged or has failed.
+        """
         _EXCHANGE.set(None)  # a listen stream is long-lived: no answer-size bound, no status slot
         delay = _LISTEN_RETRY
         resubscribing = False
         while True:
             try:
                 async with client.listen(tools_list_changed=True) as subscription:
+                    listening.set()
                     if resubscribing:
                         self.on_tools_changed()  # no replay: whatever changed meanwhile is fetched again
                     resubscribing, delay = True, _LISTEN_RETRY
@@ -303,6 +315,8 @@ class Session:
                 return  # the server closed the stream gracefully
             except Exception as exc:  # a lost stream must not end the session
                 logger.debug("MCP server %r: tools/list_changed subscription ended: %r", self.label, exc)
+            finally:
+                listening.set()
             await anyio.sleep(delay)
             delay = min(delay * 2, _LISTEN_RETRY_MAX)
 
