@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint unit bench install clean
+.PHONY: demo test lint docs unit bench install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -26,11 +26,14 @@ lint: install
 unit: install
 	$(BIN)/python -m pytest -q
 
-test: lint unit
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir .site
+
+test: lint docs unit
 
 bench: install
 	$(BIN)/python bench/native_dispatch.py
 	$(BIN)/python bench/mcp_call.py
 
 clean:
-	rm -rf $(VENV) .npm-tools
+	rm -rf $(VENV) .npm-tools .site

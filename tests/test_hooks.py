@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from _calls import call
-from _docs import README, python_blocks
+from _docs import DOCS, page_blocks
 from toolmesh import (
     ConfigurationError,
     Disposition,
@@ -479,14 +479,15 @@ async def test_hooks_see_the_context_the_factory_built(registry: ToolRegistry) -
     assert seen == [("c1", "me", "add")]
 
 
-# -- the README ----------------------------------------------------------------------
+# -- the docs ------------------------------------------------------------------------
 
 
-def test_the_examples_in_the_readme_hooks_section_run() -> None:
-    blocks = python_blocks("Turns, hooks and policy")
+def test_the_examples_of_the_hooks_guide_run() -> None:
+    page = DOCS / "guides" / "hooks-and-policy.md"
+    blocks = page_blocks(page)
     assert len(blocks) >= 3
-    for source in blocks:
-        exec(compile(source, str(README), "exec"), {"__name__": "docs_example"})  # each block is a program
+    for block in blocks:
+        exec(compile(block.source, str(page), "exec"), {"__name__": "docs_example"})  # each block is a program
 
 
 def test_invalid_call_kinds_are_strings() -> None:

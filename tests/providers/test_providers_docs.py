@@ -1,4 +1,4 @@
-"""The README's provider loops: each runs as shown, against the real SDK clients on a mock transport."""
+"""The provider loops of the docs: each runs as shown, against the real SDK clients on a mock transport."""
 
 from __future__ import annotations
 
@@ -13,19 +13,21 @@ from anthropic.types import MessageParam, ToolUnionParam
 from openai import AsyncOpenAI
 from openai.types.responses import ResponseInputItemParam, ToolParam
 
-from _docs import README, python_blocks
+from _docs import DOCS, page_blocks
+
+PAGE = DOCS / "guides" / "providers.md"
 
 
 def loop_code(module: str) -> str:
     """The complete loop in the docs that imports ``toolmesh.providers.<module>``."""
-    blocks = python_blocks("Provider formats")
+    blocks = [block.source for block in page_blocks(PAGE)]
     (code,) = [b for b in blocks if "async def ask(" in b and f"from toolmesh.providers import {module}" in b]
     return code
 
 
 def load(code: str) -> dict[str, Any]:
     namespace: dict[str, Any] = {"__name__": "docs_example"}
-    exec(compile(code, str(README), "exec"), namespace)
+    exec(compile(code, str(PAGE), "exec"), namespace)
     return namespace
 
 
