@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import inspect
 import os
+import re
 from pathlib import Path
 
 import anyio
@@ -49,3 +50,25 @@ def test_the_docs_site_has_examples_and_few_fragments() -> None:
     fragments = [block.name for block in blocks if block.fragment]
     assert len(blocks) >= 30
     assert len(fragments) <= 5, fragments
+
+
+PUBLIC_MODULES = {
+    "toolmesh",
+    "toolmesh.mcp",
+    "toolmesh.hooks",
+    "toolmesh.policy",
+    "toolmesh.providers.openai",
+    "toolmesh.providers.openai_responses",
+    "toolmesh.providers.anthropic",
+    "toolmesh.providers.gemini",
+}
+
+
+def test_the_api_pages_document_the_public_modules_only() -> None:
+    """mkdocstrings pages name public modules, never an implementation module that may move."""
+    documented = {
+        match.group(1)
+        for page in pages()
+        for match in re.finditer(r"^::: ([\w.]+)", page.read_text(encoding="utf-8"), flags=re.M)
+    }
+    assert documented == PUBLIC_MODULES
