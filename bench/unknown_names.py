@@ -23,6 +23,7 @@ import argparse
 import difflib
 import hashlib
 import random
+import resource
 import time
 
 import anyio
@@ -58,7 +59,12 @@ def _queries(names: list[str], count: int) -> list[str]:
     return [q for q in queries if q not in set(names)]
 
 
+def _peak_rss_mb() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
 async def _main(rows: int, calls: int) -> None:
+    rss_start = _peak_rss_mb()
     registry = ToolRegistry()
     names = _names(rows)
     for name in names:
@@ -66,10 +72,15 @@ async def _main(rows: int, calls: int) -> None:
     queries = _queries(names, calls)
 
     snapshot = registry.snapshot()
+    rss_rows = _peak_rss_mb()
     start = time.perf_counter()
     first = await snapshot.dispatch(queries[0], "{}")
     build = time.perf_counter() - start
     print(f"{rows} rows; first unknown name (indexes the names): {build * 1000:.1f} ms")
+    print(
+        f"peak RSS: {rss_start:.0f} MB at start, {rss_rows:.0f} MB with the rows, "
+        f"{_peak_rss_mb():.0f} MB with the name index"
+    )
     print(f"  e.g. {first.presentation.as_text()}")
 
     best = float("inf")
