@@ -105,3 +105,14 @@ def test_truncation_cuts_text_and_embedded_text_only_and_keeps_block_order() -> 
 def test_a_bad_limit_is_a_config_error(bad: object) -> None:
     with pytest.raises(ServerConfigError, match="max_presentation_chars"):
         echo_stdio(max_presentation_chars=bad)
+
+
+async def test_toolmesh_own_feedback_is_never_cut() -> None:
+    """The limit bounds the server's text; what toolmesh tells the model about a bad call stays whole."""
+    async with ToolRegistry() as registry:
+        with anyio.fail_after(30):
+            await registry.connect(echo_stdio(max_presentation_chars=20))
+            bad = await registry.dispatch("echo__big", {"chars": "many"})
+    assert bad.error is not None and bad.error.kind == "invalid_arguments"
+    assert NOTE.search(bad.error.model_feedback) is None
+    assert "chars" in bad.error.model_feedback and len(bad.error.model_feedback) > 20

@@ -21,7 +21,7 @@ from ._hot_path import global_tracer_provider
 from .context import ToolContext
 from .entries import Entry
 from .errors import ErrorKind, ToolExecutionError
-from .output import OutputConversionError, ToolOutput, presentation_of, truncate_presentation, truncate_text
+from .output import OutputConversionError, ToolOutput, presentation_of, truncate_presentation
 from .result import Disposition, ToolResult, new_result
 
 logger = logging.getLogger("toolmesh")
@@ -191,9 +191,6 @@ async def _execute(
     except ToolExecutionError as error:
         if error.kind is not ErrorKind.INTERNAL:
             logger.info("tool %r failed (%s): %s", row.name, error.kind.value, error.message)
-        limit = row.max_presentation_chars
-        if limit is not None and len(error.model_feedback) > limit:
-            error = error.with_model_feedback(truncate_text(error.model_feedback, limit))
         return ToolResult.failure(
             ctx.call_id,
             row.name,

@@ -36,7 +36,7 @@ from mcp.shared.exceptions import MCPError
 
 from ..context import ToolContext
 from ..errors import ErrorKind, ServerConnectionError, ToolExecutionError
-from ..output import ToolOutput
+from ..output import ToolOutput, truncate_text
 from ..result import MCP_ARGUMENTS, MCP_META, MCP_RESULT
 from . import _errors, convert
 from ._secrets import LOG_GUARD, Secrets
@@ -450,10 +450,11 @@ class McpConnection:
                 kind=ErrorKind.NOT_FOUND,
                 model_feedback=f"The tool {entry.name!r} is no longer offered by its server.",
             )
+        limit = entry.max_presentation_chars
         return ToolExecutionError(
             f"MCP server {self.label!r}, tool {tool!r} reported an error: {text}",
             kind=ErrorKind.UPSTREAM_ERROR,
-            model_feedback=text,
+            model_feedback=text if limit is None else truncate_text(text, limit),
         )
 
     async def list_tools(self) -> list[mcp_types.Tool]:
