@@ -11,6 +11,7 @@ import logging
 import traceback
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import pytest
@@ -21,7 +22,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from _mcp import lowlevel_stdio
 from _servers import FIXTURES, ServerURL, http_server, stdio_params
 from toolmesh import ServerConnectionError, ToolRegistry, ToolResult
-from toolmesh.mcp import McpServer
+from toolmesh.mcp import McpServer, _session
 from toolmesh.mcp._secrets import LOG_GUARD, MIN_SECRET_CHARS, Secrets
 
 ECHO = FIXTURES / "echo_server.py"
@@ -248,3 +249,41 @@ async def test_a_tool_whose_name_holds_a_configured_secret_is_left_out(caplog: p
             assert (await registry.dispatch("low__echo", {"text": "still works"})).ok
     assert "1 tool(s) whose name holds a configured secret" in caplog.text
     assert secret_name not in caplog.text
+
+
+STDERR_SERVER = """
+import os, sys
+from mcp.server.mcpserver import MCPServer
+
+print("starting with token=" + os.environ["API_TOKEN"], file=sys.stderr, flush=True)
+server = MCPServer("stderr-talker")
+
+
+@server.tool()
+def ping() -> str:
+    print("ping, token " + os.environ["API_TOKEN"] + " again", file=sys.stderr, flush=True)
+    return "pong"
+
+
+if __name__ == "__main__":
+    server.run("stdio")
+"""
+
+
+async def test_a_stdio_servers_stderr_is_redacted_on_its_way_to_the_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    script = tmp_path / "stderr_server.py"
+    script.write_text(STDERR_SERVER)
+    token = "sk-stderr-SECRET-0123456789"
+    log = (tmp_path / "servers.log").open("w")
+    monkeypatch.setattr(_session, "child_errlog", log)
+    command, args, env = stdio_params(script, {"API_TOKEN": token})
+    with anyio.fail_after(60):
+        async with ToolRegistry() as registry:
+            await registry.connect(McpServer.stdio("talker", command, args, env=env))
+            assert (await registry.dispatch("talker__ping")).ok
+    log.close()
+    text = (tmp_path / "servers.log").read_text()
+    assert "starting with token=***" in text and "ping, token *** again" in text
+    assert token not in text

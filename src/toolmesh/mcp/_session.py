@@ -40,6 +40,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import _errors, _wire
+from ._secrets import Secrets
 from ._stdio import stdio_transport
 from ._wire import _EXCHANGE, Exchange, exchange
 
@@ -266,6 +267,7 @@ class Session:
                 max_message_bytes=spec.max_result_bytes,
                 on_fault=self._on_fault,
                 errlog=_child_stderr(stack),
+                redact=secrets.redact if (secrets := Secrets.of(spec)) else None,
             )
         else:
             http = await stack.enter_async_context(

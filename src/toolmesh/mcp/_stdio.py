@@ -26,11 +26,13 @@ reader stops hanging on a bad byte: then this module can go.
 
 from __future__ import annotations
 
+import contextlib
 import logging
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
-from typing import TextIO
+from typing import TextIO, cast
 
 import anyio
 import anyio.abc
@@ -64,6 +66,7 @@ async def stdio_transport(
     max_message_bytes: int,
     on_fault: Callable[[str], None],
     errlog: TextIO = sys.stderr,
+    redact: Callable[[str], str] | None = None,
 ) -> AsyncIterator[tuple[anyio.abc.ObjectReceiveStream[SessionMessage | Exception], _wire.GuardedWriteStream]]:
     """Run the server as a child process and talk to it over its stdin and stdout.
 
@@ -74,6 +77,9 @@ async def stdio_transport(
             skipped as it arrives, failing the request it answered.
         on_fault: Told why, when the read side ends because of what the server wrote.
         errlog: Where the child's stderr goes.
+        redact: When given, the child's stderr passes through it line by line (the
+            spec's secrets starred out) on its way to ``errlog``; else the child writes
+            to ``errlog`` directly.
 
     Raises:
         OSError: when the process cannot be started.
@@ -83,7 +89,8 @@ async def stdio_transport(
         command=command,
         args=server.args,
         env=get_default_environment() | (server.env or {}),
-        errlog=errlog,
+        # The SDK hands errlog to open_process(stderr=...), which also takes PIPE.
+        errlog=errlog if redact is None else cast("TextIO", subprocess.PIPE),
         cwd=server.cwd,
     )
     assert isinstance(process, anyio.abc.Process)
@@ -118,6 +125,8 @@ async def stdio_transport(
     async with anyio.create_task_group() as tg:
         tg.start_soon(stdout_reader)
         tg.start_soon(stdin_writer)
+        if redact is not None and process.stderr is not None:
+            tg.start_soon(_pump_stderr, process.stderr, errlog, redact)
         try:
             yield read_stream, _wire.GuardedWriteStream(inbound=inbound, lines=line_writer)
         finally:
@@ -130,6 +139,32 @@ async def stdio_transport(
                 await read_stream.aclose()
                 await anyio.lowlevel.checkpoint()
             tg.cancel_scope.cancel()
+
+
+_STDERR_LINE = 65_536
+"""Longest stderr line held back for redaction; a longer one is written out in pieces."""
+
+
+async def _pump_stderr(stderr: anyio.abc.ByteReceiveStream, errlog: TextIO, redact: Callable[[str], str]) -> None:
+    """Copy the child's stderr to ``errlog`` a line at a time, with ``redact`` applied."""
+    pending = b""
+    try:
+        async for chunk in stderr:
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if len(pending) > _STDERR_LINE:
+                lines.append(pending)
+                pending = b""
+            for line in lines:
+                errlog.write(redact(line.decode("utf-8", "replace")) + "\n")
+            errlog.flush()
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError, ValueError):
+        pass  # the process or the log went away
+    finally:
+        if pending:
+            with contextlib.suppress(OSError, ValueError):
+                errlog.write(redact(pending.decode("utf-8", "replace")) + "\n")
+                errlog.flush()
 
 
 class _Reader:
