@@ -507,6 +507,18 @@ async def test_http_error_statuses_are_named() -> None:
         assert (await registry.dispatch("guarded__echo", {"text": "ok"})).ok  # the session is fine
 
 
+async def test_an_http_500_fails_its_call_and_keeps_the_session() -> None:
+    failing = {"FIXTURE_HTTP_THROTTLE": "1", "FIXTURE_HTTP_THROTTLE_STATUS": "500"}
+    async with http_server(DEMO, failing) as url, ToolRegistry() as registry:
+        connection = await registry.connect(McpServer.http("web", url, include=["echo", "throttled"]))
+        failed = await registry.dispatch("web__throttled")
+        assert failed.error is not None and failed.error.kind is ErrorKind.UNAVAILABLE
+        assert failed.error.http_status == 500 and failed.error.retryable
+        assert connection.state == "connected"
+        assert (await registry.dispatch("web__echo", {"text": "ok"})).ok
+        assert connection.reconnects == 0  # the same session served the next call
+
+
 async def test_a_wrong_http_path_is_named() -> None:
     async with http_server(DEMO) as url, ToolRegistry() as registry:
         with pytest.raises(ServerConnectionError, match=r"HTTP 404.*check the URL's path"):

@@ -156,7 +156,7 @@ _GENERIC_HTTP_ERRORS = frozenset({"Server returned an error response", "Not Foun
 
 def _http_status(status: int) -> MappedError:
     kind = _HTTP_STATUS_KINDS.get(status, ErrorKind.UNAVAILABLE if status >= 500 else ErrorKind.UPSTREAM_ERROR)
-    fatal = status == 404 or status >= 500
+    fatal = status == 404  # Streamable HTTP: the session is gone; a 5xx fails only its request
     return MappedError(kind, f"the server answered HTTP {status}", http_status=status, session_fatal=fatal)
 
 
