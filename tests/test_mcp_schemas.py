@@ -334,6 +334,10 @@ async def test_task_only_tools_are_left_out_of_definitions_and_exports(caplog: p
         assert "evt__simulate-research-query" not in [d.name for d in registry.snapshot().definitions()]
         exported = [tool["function"]["name"] for tool in openai_chat.tools(registry)]
         assert "evt__echo" in exported and "evt__simulate-research-query" not in exported
+        called = await registry.dispatch("evt__simulate-research-query", {"topic": "x"})
+        assert called.error is not None and called.error.kind is ErrorKind.UNAVAILABLE
+        assert not called.error.retryable and "only run as a task" in called.error.message
+        assert called.error.model_feedback == "The tool 'evt__simulate-research-query' cannot be called here."
     (warning,) = [r for r in caplog.records if "simulate-research-query" in r.getMessage()]
     assert "'evt'" in warning.getMessage() and "task" in warning.getMessage()
 

@@ -277,6 +277,14 @@ class McpEntry:
         ctx.metadata[MCP_WIRE_NAME] = self.wire_name
         if isinstance(arguments, str):
             ctx.metadata[MCP_ARGUMENTS] = arguments
+        if not is_advertised(self):
+            raise ToolExecutionError(
+                f"MCP server {self.server!r}: the tool {self.wire_name!r} can only run as a task "
+                '(execution.taskSupport "required"), and toolmesh does not make task calls yet',
+                kind=ErrorKind.UNAVAILABLE,
+                retryable=False,
+                model_feedback=f"The tool {self.name!r} cannot be called here.",
+            )
         data = self.validate(arguments)
         return await self.caller.call_tool(self, data or None, ctx)
 
