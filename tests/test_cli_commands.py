@@ -58,6 +58,18 @@ def test_options_are_checked_before_any_server_starts(tmp_path: Path) -> None:
     assert done.stderr.startswith("error: --provider 'bogus' is not one of openai, openai-responses")
 
 
+@pytest.mark.parametrize("provider", ["anthropic", "gemini"])
+def test_strict_for_a_provider_without_strict_mode_is_a_usage_error(tmp_path: Path, provider: str) -> None:
+    marker = tmp_path / "started"
+    config = _config(tmp_path, {"m": _marker_server(marker)})
+    done = _invoke("export", "--strict", "--provider", provider, "-c", config)
+    assert done.exit_code == 2 and done.stdout == ""
+    assert not marker.exists()
+    assert done.stderr.startswith(
+        f"error: --strict is OpenAI's strict mode (--provider openai or openai-responses); {provider} has none"
+    )
+
+
 def test_config_files_are_all_read_before_any_server_starts(tmp_path: Path) -> None:
     marker = tmp_path / "started"
     good = _config(tmp_path, {"m": _marker_server(marker)})

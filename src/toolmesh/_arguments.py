@@ -7,6 +7,7 @@ row is a Python function, a dynamic tool or an MCP server's tool.
 from __future__ import annotations
 
 import json
+import math
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -294,6 +295,24 @@ def _plain(value: object) -> Any:
     raise TypeError(f"a value of type {type(value).__name__} is not JSON")
 
 
+def _non_finite(value: object) -> str:
+    """How JSON text spells a NaN or infinity in ``value``, so both paths name it as ``decode_json`` does."""
+    pending = [value]
+    seen: set[int] = set()
+    while pending:
+        item = pending.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            return "NaN" if math.isnan(item) else ("Infinity" if item > 0 else "-Infinity")
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        if isinstance(item, Mapping):
+            pending.extend(item.values())
+        elif isinstance(item, list | tuple):
+            pending.extend(item)
+    return "NaN or Infinity"
+
+
 def encode_json(value: object) -> str:
     """Canonical JSON text of arguments: compact, keys sorted, always valid JSON that UTF-8 can carry.
 
@@ -313,7 +332,7 @@ def encode_json(value: object) -> str:
         if _too_large(exc):
             raise ValueError(f"arguments hold {_digits()}") from None
         if "Out of range float" in str(exc):
-            raise ValueError("arguments hold NaN or Infinity, which JSON does not allow") from None
+            raise ValueError(f"arguments hold {_non_finite(value)}, which JSON does not allow") from None
         raise ValueError(f"arguments cannot be encoded as JSON ({exc})") from None
     except TypeError as exc:
         raise ValueError(f"arguments cannot be encoded as JSON ({exc})") from None

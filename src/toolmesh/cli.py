@@ -512,6 +512,8 @@ def export(
     """
     if provider not in PROVIDERS:
         _fail(f"--provider {provider!r} is not one of {', '.join(PROVIDERS)}")
+    if strict and _NAME_RULES[provider] != "openai":
+        _fail(f"--strict is OpenAI's strict mode (--provider openai or openai-responses); {provider} has none")
     sources = _sources(
         module, config, skip_failures=skip_failures, server_stderr=server_stderr, max_config_bytes=max_config_bytes
     )

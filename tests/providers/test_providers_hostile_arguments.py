@@ -62,8 +62,8 @@ TEXT_CASES = [
 MAPPING_CASES = [
     ({"x": 10**5000}, "more than 4300 digits"),
     (_deep_mapping(100_000), "nested too deeply"),
-    ({"x": float("nan")}, "NaN or Infinity"),
-    ({"x": float("inf")}, "NaN or Infinity"),
+    ({"x": float("nan")}, "arguments hold NaN, which JSON does not allow"),
+    ({"x": [1.5, float("-inf")]}, "arguments hold -Infinity, which JSON does not allow"),
     ({"x": object()}, "cannot be encoded as JSON"),
     ({1: "a", "b": 2}, "cannot be encoded as JSON"),
 ]

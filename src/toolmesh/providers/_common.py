@@ -32,11 +32,14 @@ __all__ = [
     "check_hosted",
     "collect",
     "declares",
+    "entries",
     "generated_id",
     "get",
+    "is_record",
     "is_error",
     "is_generated_id",
     "make_call",
+    "malformed_call",
     "name_problem",
     "plain",
     "rejected_names",
@@ -188,6 +191,50 @@ def plain(value: Any) -> Any:
 # -- calls ---------------------------------------------------------------------------
 
 _GENERATED_PREFIX = "toolmesh-"
+
+
+_NOT_RECORDS = (str, bytes, bytearray, int, float, list, tuple, type(None))
+
+
+def is_record(value: object) -> bool:
+    """Whether ``value`` can be read as one provider object: a mapping or an SDK object, not a JSON scalar or array."""
+    return not isinstance(value, _NOT_RECORDS)
+
+
+def entries(container: object, field: str, *, api: str) -> Sequence[object]:
+    """The list in ``container``'s ``field``: empty when absent, and when it is not a list.
+
+    A field that is there but is not a list is malformed: reading it as it is would
+    invent calls (one per character of a string) or raise, so it gives no entries and
+    a warning on the ``toolmesh.providers`` logger saying what was found.
+    """
+    value = get(container, field)
+    if value is None or isinstance(value, list | tuple):
+        return value or ()
+    logger.warning(
+        "A response from %s is malformed: its %r field is not a list (got %s); no tool calls were read from it",
+        api,
+        field,
+        _kind(value),
+    )
+    return ()
+
+
+def _kind(value: object) -> str:
+    return "null" if value is None else type(value).__name__
+
+
+def malformed_call(entry: object, *, provider: str, index: int) -> ToolCall:
+    """The invalid call for a tool call entry that is not an object, with a deterministic id.
+
+    The entry claims to be a call (it is in a list of calls), so it is answered
+    through the invalid-call path rather than dropped; its name is ``""``.
+    """
+    problem = (
+        f"tool call {index} is not an object (got {_kind(entry)}); "
+        "a tool call is an object with an id, a name and arguments"
+    )
+    return ToolCall(generated_id(provider, index, "", ""), "", "", problem)
 
 
 def generated_id(provider: str, index: int, name: str, arguments: str) -> str:

@@ -15,7 +15,7 @@ refused call is marked ``is_error``. Hosted rows for Anthropic (server tools suc
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Literal, cast
 
 from ..calls import ToolCall
@@ -29,6 +29,7 @@ from ._common import (
     check_hosted,
     collect,
     declares,
+    entries,
     get,
     is_error,
     make_call,
@@ -83,11 +84,18 @@ def _tool(definition: ToolDefinition) -> ToolParam:
 def parse_tool_calls(message: object) -> list[ToolCall]:
     """The ``tool_use`` blocks of a ``Message`` (or of its content list), in order.
 
-    Plain dicts of the same shapes work too (``{"content": [...]}``). Input that is
-    not a JSON object gives an invalid ``ToolCall`` (``problem`` set) instead of an
-    error. Server tools' blocks (``server_tool_use``, ...) run at Anthropic and are skipped.
+    Plain dicts of the same shapes work too (``{"content": [...]}``). Nothing the model
+    wrote makes it raise: input that is not a JSON object gives an invalid ``ToolCall``
+    (``problem`` set); a ``content`` that is neither text nor a list gives no calls and a
+    warning, and an entry that is not a ``tool_use`` object is skipped. Server tools'
+    blocks (``server_tool_use``, ...) run at Anthropic and are skipped too.
     """
-    blocks = message if isinstance(message, list | tuple) else get(message, "content", ())
+    if isinstance(message, list | tuple):
+        blocks: Sequence[object] = message
+    elif isinstance(get(message, "content"), str):
+        return []  # text only, as a MessageParam may hold
+    else:
+        blocks = entries(message, "content", api=_API)
     calls: list[ToolCall] = []
     for index, block in enumerate(blocks):
         if get(block, "type") != "tool_use":

@@ -38,10 +38,13 @@ from ._common import (
     check_hosted,
     collect,
     declares,
+    entries,
     get,
     is_error,
     is_generated_id,
+    is_record,
     make_call,
+    malformed_call,
     plain,
     render,
     sole_json,
@@ -132,14 +135,19 @@ def _hosted(row: HostedEntry) -> types.Tool:
 def parse_tool_calls(response: object) -> list[ToolCall]:
     """The function calls of a ``GenerateContentResponse`` (first candidate), a ``Content`` or a list of parts.
 
-    Plain dicts of the same shapes work too. Arguments that are not a JSON object give
-    an invalid ``ToolCall`` (``problem`` set) instead of an error. A call without an id
-    gets a deterministic one (``tool_results`` does not send it back).
+    Plain dicts of the same shapes work too. Nothing the model wrote makes it raise:
+    arguments that are not a JSON object, and a ``function_call`` that is not an object,
+    give an invalid ``ToolCall`` (``problem`` set); a ``candidates`` or ``parts`` that is
+    not a list gives no calls and a warning. A call without an id gets a deterministic
+    one (``tool_results`` does not send it back).
     """
     calls: list[ToolCall] = []
     for part in _parts(response):
         call = get(part, "function_call") or get(part, "functionCall")
         if call is None:
+            continue
+        if not is_record(call):
+            calls.append(malformed_call(call, provider=_PROVIDER, index=len(calls)))
             continue
         calls.append(
             make_call(get(call, "id"), get(call, "name"), get(call, "args"), provider=_PROVIDER, index=len(calls))
@@ -150,13 +158,12 @@ def parse_tool_calls(response: object) -> list[ToolCall]:
 def _parts(response: object) -> Iterable[object]:
     if isinstance(response, list | tuple):
         return response
-    candidates = get(response, "candidates")
-    if candidates is not None:
+    if get(response, "candidates") is not None:
+        candidates = entries(response, "candidates", api=_API)
         if not candidates:
             return ()
         response = get(candidates[0], "content")
-    parts: Iterable[object] = get(response, "parts", ())
-    return parts
+    return entries(response, "parts", api=_API)
 
 
 def tool_results(results: Iterable[ToolResult], *, describe_unsupported: bool = False) -> types.Content:

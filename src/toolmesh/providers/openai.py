@@ -28,8 +28,11 @@ from ._common import (
     UnsupportedToolError,
     collect,
     declares,
+    entries,
     get,
+    is_record,
     make_call,
+    malformed_call,
     plain,
     result_text,
     schemas_of,
@@ -91,9 +94,11 @@ def _function(definition: ToolDefinition, *, strict: bool) -> FunctionDefinition
 def parse_tool_calls(response: object, *, catalog: ToolSource | None = None) -> list[ToolCall]:
     """The function tool calls of a ``ChatCompletion`` (its first choice) or a ``ChatCompletionMessage``.
 
-    Plain dicts of the same shapes work too. Arguments that are not valid JSON give an
-    invalid ``ToolCall`` (``problem`` set) instead of an error. Custom (free-form) tool
-    calls are not toolmesh's and are skipped.
+    Plain dicts of the same shapes work too. Nothing the model wrote makes it raise:
+    arguments that are not valid JSON, and an entry of ``tool_calls`` that is not an
+    object, give an invalid ``ToolCall`` (``problem`` set); a ``choices`` or
+    ``tool_calls`` that is not a list gives no calls and a warning. Custom (free-form)
+    tool calls are not toolmesh's and are skipped.
 
     Args:
         response: The completion, or one choice's message.
@@ -101,14 +106,17 @@ def parse_tool_calls(response: object, *, catalog: ToolSource | None = None) -> 
             parameter that does not accept null is removed, so the tool's default applies.
     """
     message = response
-    choices = get(response, "choices")
-    if choices is not None:
+    if get(response, "choices") is not None:
+        choices = entries(response, "choices", api=_API)
         if not choices:
             return []
         message = get(choices[0], "message")
     schemas = schemas_of(catalog)
     calls: list[ToolCall] = []
-    for index, call in enumerate(get(message, "tool_calls", ())):
+    for index, call in enumerate(entries(message, "tool_calls", api=_API)):
+        if not is_record(call):
+            calls.append(malformed_call(call, provider=_PROVIDER, index=index))
+            continue
         if get(call, "type", "function") != "function":
             continue
         function = get(call, "function", {})

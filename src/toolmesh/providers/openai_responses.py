@@ -29,6 +29,7 @@ from ._common import (
     check_hosted,
     collect,
     declares,
+    entries,
     get,
     make_call,
     plain,
@@ -95,16 +96,18 @@ def _function(definition: ToolDefinition, *, strict: bool) -> FunctionToolParam:
 def parse_tool_calls(response: object, *, catalog: ToolSource | None = None) -> list[ToolCall]:
     """The function calls of a ``Response`` (or of a list of output items), in order.
 
-    Plain dicts of the same shapes work too. Arguments that are not valid JSON give an
-    invalid ``ToolCall`` (``problem`` set) instead of an error. Hosted tools' items
-    (``web_search_call``, ...) and custom tool calls are not toolmesh's and are skipped.
+    Plain dicts of the same shapes work too. Nothing the model wrote makes it raise:
+    arguments that are not valid JSON give an invalid ``ToolCall`` (``problem`` set); an
+    ``output`` that is not a list gives no calls and a warning, and an item that is not a
+    ``function_call`` object is skipped. Hosted tools' items (``web_search_call``, ...)
+    and custom tool calls are not toolmesh's and are skipped too.
 
     Args:
         response: The response, or its ``output`` items.
         catalog: The catalog declared with ``strict=True``: a ``null`` sent for an optional
             parameter that does not accept null is removed, so the tool's default applies.
     """
-    items = response if isinstance(response, list | tuple) else get(response, "output", ())
+    items = response if isinstance(response, list | tuple) else entries(response, "output", api=_API)
     schemas = schemas_of(catalog)
     calls: list[ToolCall] = []
     for index, item in enumerate(items):
