@@ -1,4 +1,8 @@
-"""`make demo`: a registry of example tools, its catalog, and a few calls a model might make."""
+"""`make demo`: a registry of example tools, its catalog, and a few calls a model might make.
+
+It runs from any directory and in any virtualenv that has toolmesh: the example server
+is started with this Python (``sys.executable``) from this file's folder.
+"""
 
 from __future__ import annotations
 
@@ -8,14 +12,16 @@ from pathlib import Path
 import anyio
 from rich.console import Console
 
-sys.path.insert(0, str(Path(__file__).parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from tools import registry
 
 from toolmesh import McpServer, ToolContext
 from toolmesh.cli import catalog_table, result_table
 
-CONFIG = Path(__file__).parent / "mcp.json"
+HERE = Path(__file__).resolve().parent
+NOTES = McpServer.stdio("notes", sys.executable, [str(HERE / "notes_server.py")], timeout=30, call_timeout=20)
+"""The server of ``mcp.json``, independent of the current directory and of ``python`` on PATH."""
 
 CALLS = [
     ("forecast", '{"city": "Rome"}', "a good call"),
@@ -33,7 +39,7 @@ CALLS = [
 async def main() -> None:
     console = Console()
     async with registry:  # owns the MCP sessions: leaving it ends the server process
-        for connection in await registry.connect_all(McpServer.from_config(CONFIG)):
+        for connection in await registry.connect_all([NOTES]):
             console.print(f"connected {connection.label!r}: protocol {connection.protocol_version}")
         console.print(catalog_table(registry.entries(), title="toolmesh demo catalog"))
         rows = []

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -13,6 +14,8 @@ from toolmesh.cli import app
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = "examples/tools.py:registry"
+ACTIVE_VENV = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
+"""examples/mcp.json runs ``python`` from PATH, as in a shell where the venv is active."""
 
 
 @pytest.fixture(autouse=True)
@@ -22,7 +25,7 @@ def at_repository_root(monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_tools_prints_native_and_mcp_rows() -> None:
     done = CliRunner().invoke(
-        app, ["tools", "--module", MODULE, "--config", "examples/mcp.json"], env={"COLUMNS": "200"}
+        app, ["tools", "--module", MODULE, "--config", "examples/mcp.json"], env={"COLUMNS": "200", **ACTIVE_VENV}
     )
     assert done.exit_code == 0, done.output
     for expected in ("forecast", "swatch", "notes__search", "notes:search", "mcp", "native"):
@@ -60,7 +63,7 @@ def test_bad_module_spec_is_a_clear_error() -> None:
 
 def test_mcp_call_through_the_cli() -> None:
     done = CliRunner().invoke(
-        app, ["call", "notes__read", '{"title": "ideas"}', "-c", "examples/mcp.json", "--json"], env=dict(os.environ)
+        app, ["call", "notes__read", '{"title": "ideas"}', "-c", "examples/mcp.json", "--json"], env=ACTIVE_VENV
     )
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["presentation"] == "a registry where every tool is a typed row"

@@ -1,7 +1,7 @@
 """The ``toolmesh`` command's connect display: one status line per server, then a summary.
 
 On a terminal the lines update in place (connecting, connected with N tools, failed
-with why); elsewhere (a pipe, a log) each server's final line is printed once. All of it
+with why, stopped and why); elsewhere (a pipe, a log) each server's final line is printed once. All of it
 goes to stderr, and every text is printed literally (labels and errors are never read
 as rich markup).
 """
@@ -23,13 +23,17 @@ if TYPE_CHECKING:
 __all__ = ["ConnectStatus"]
 
 
+class _Stopped(str):
+    """A server that did not fail but is not connected: why (Ctrl-C, or another server failed)."""
+
+
 class ConnectStatus:
     """Status lines of the servers being connected; ``with`` it around ``connect_all``."""
 
     def __init__(self, console: Console, specs: list[McpServer]) -> None:
         self._console = console
         self._specs = specs
-        self._state: dict[str, int | Exception | None] = {spec.label: None for spec in specs}
+        self._state: dict[str, int | Exception | _Stopped | None] = {spec.label: None for spec in specs}
         self._live: Live | None = None
 
     def __enter__(self) -> ConnectStatus:
@@ -52,13 +56,31 @@ class ConnectStatus:
         if self._live is not None:
             self._live.update(self._render())
 
-    def settle(self, tools_by_server: dict[str, int]) -> None:
-        """After ``connect_all``: the servers whose rows were added, with their row counts."""
+    def settle(self, tools_by_server: dict[str, int], *, interrupted: bool = False) -> None:
+        """After ``connect_all``: the servers whose rows were added, with their row counts.
+
+        A server that neither failed nor kept its rows is shown as stopped, with why: the
+        interrupt, or the servers whose failure closed it (all-or-nothing connect).
+        """
+        failed = [label for label, outcome in self._state.items() if isinstance(outcome, Exception)]
         for label, outcome in self._state.items():
             if label in tools_by_server:
                 self._state[label] = tools_by_server[label]
-            elif not isinstance(outcome, Exception):
-                self._state[label] = RuntimeError("not connected (another server failed first)")
+            elif isinstance(outcome, Exception):
+                continue
+            elif interrupted:
+                self._state[label] = _Stopped(
+                    "stopped: interrupted while connecting"
+                    if outcome is None
+                    else "connected, then stopped: interrupted"
+                )
+            elif failed:
+                because = f"{', '.join(failed)} failed"
+                self._state[label] = _Stopped(
+                    f"not started: {because}" if outcome is None else f"connected, then closed because {because}"
+                )
+            else:
+                self._state[label] = _Stopped("not connected")
 
     @property
     def failed(self) -> int:
@@ -74,6 +96,8 @@ class ConnectStatus:
             icon: Text | Spinner
             if isinstance(outcome, Exception):
                 icon, line = Text("✗", style="red"), Text(f"failed: {outcome}")
+            elif isinstance(outcome, _Stopped):
+                icon, line = Text("-", style="yellow"), Text(str(outcome))
             elif outcome is None:
                 where = spec.command if spec.transport == "stdio" else spec.host
                 icon = Text("…") if final else Spinner("dots")
@@ -90,8 +114,12 @@ class ConnectStatus:
             return grid
         connected = [o for o in self._state.values() if isinstance(o, int)]
         summary = f"{len(connected)} of {len(self._specs)} server{'s' * (len(self._specs) != 1)} connected"
-        summary += f" ({sum(connected)} tools)"
+        total = sum(connected)
+        summary += f" ({total} tool{'s' * (total != 1)})"
         if self.failed:
             summary += f", {self.failed} failed"
+        stopped = sum(isinstance(outcome, _Stopped) for outcome in self._state.values())
+        if stopped:
+            summary += f", {stopped} stopped"
         texts = [Text.assemble(icon, " ", text) for icon, text in lines if isinstance(icon, Text)]
         return Group(*texts, Text(summary))

@@ -17,6 +17,7 @@ import base64
 import dataclasses
 import importlib.util
 import json
+import logging
 import signal
 import sys
 import tempfile
@@ -50,6 +51,8 @@ __all__ = ["app", "catalog_table", "export_tools", "main", "result_table"]
 PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
 _NAME_RULES = {"openai": "openai", "openai-responses": "openai", "anthropic": "anthropic", "gemini": "gemini"}
 """The ``NamePolicy`` provider whose name rule an export applies."""
+_PROVIDER_PACKAGES = {"gemini": ("google.genai.types", "google-genai")}
+"""A provider's optional dependency: the module its export imports, and the package to install."""
 _INTERRUPTED = 130
 _T = TypeVar("_T")
 
@@ -86,6 +89,8 @@ class _Sources:
     servers: list[McpServer]
     skip_failures: bool
     server_stderr: bool
+    not_started: tuple[str, ...] = ()
+    """Servers of the config files left out by ``--server``."""
 
 
 def _sources(
@@ -114,7 +119,9 @@ def _sources(
         if unknown:
             known = ", ".join(labels) or "none (give --config)"
             _fail(f"--server {unknown[0]!r} is not a server of the config files (servers: {known})")
+        left_out = tuple(s.label for s in servers if s.label not in only)
         servers = [s for s in servers if s.label in only]
+        return _Sources(list(modules or ()), servers, skip_failures, server_stderr, left_out)
     return _Sources(list(modules or ()), servers, skip_failures, server_stderr)
 
 
@@ -153,11 +160,18 @@ def catalog_table(entries: Iterable[Entry], title: str = "Tools") -> Table:
 
 
 def result_table(results: Iterable[tuple[str, ToolResult]]) -> Table:
-    """Calls and their results: what the model is shown, and the error kind when it failed."""
+    """Calls and their results: what the model is shown, and the error kind when it failed.
+
+    A call's label starts with the tool name, which is never wrapped: the column is at
+    least as wide as the longest name.
+    """
+    rows = list(results)
     table = Table(title="Calls", show_lines=True)
-    for column in ("call", "disposition", "error kind", "the model sees", "ms"):
+    longest = max((len(label.split(maxsplit=1)[0]) for label, _ in rows if label.strip()), default=4)
+    table.add_column("call", overflow="fold", min_width=max(longest, 4))
+    for column in ("disposition", "error kind", "the model sees", "ms"):
         table.add_column(column, overflow="fold")
-    for label, result in results:
+    for label, result in rows:
         style = "green" if result.ok else "red"
         table.add_row(
             Text(label),
@@ -284,21 +298,36 @@ async def _watch_interrupts(signals: Any, work_scope: anyio.CancelScope) -> None
             _note(f"killed {killed} server process group{'s' * (killed != 1)}")
 
 
+class _SkippedServerFilter(logging.Filter):
+    """Drops ``connect_all``'s "skipped a server" warning: the status line already says it."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not record.getMessage().startswith("connect_all: skipped a server")
+
+
 async def _connect(registry: ToolRegistry, sources: _Sources, log_path: str | None) -> None:
+    interrupted = False
+    skipped_filter = _SkippedServerFilter()
+    logger = logging.getLogger("toolmesh")
+    logger.addFilter(skipped_filter)
     try:
         with ConnectStatus(err_console, sources.servers) as status:
             try:
                 await registry.connect_all(
                     sources.servers, skip_failures=sources.skip_failures, on_progress=status.update
                 )
+            except anyio.get_cancelled_exc_class():
+                interrupted = True
+                raise
             finally:
                 counts: dict[str, int] = {}
                 for row in registry.entries():
                     if isinstance(row, McpEntry):
                         counts[row.server] = counts.get(row.server, 0) + 1
                 connected = {c.label for c in registry.connections()}
-                status.settle({label: counts.get(label, 0) for label in connected})
+                status.settle({label: counts.get(label, 0) for label in connected}, interrupted=interrupted)
     finally:
+        logger.removeFilter(skipped_filter)
         if log_path is not None:
             _note(f"server stderr: {log_path}")
 
@@ -416,16 +445,40 @@ def call(
         only=server,
     )
 
+    hint: list[str] = []
+
     async def run(registry: ToolRegistry) -> ToolResult:
+        if name not in registry:
+            hint.extend(_unknown_tool_hint(registry, sources))
         return await registry.dispatch(name, arguments)
 
     result = _run(sources, run)
+    for line in hint:
+        _note(line)
     if as_json:
         print(json.dumps(result_json(result), indent=2, ensure_ascii=False))
     else:
         console.print(result_table([(name, result)]))
     if not result.ok:
         raise typer.Exit(1)
+
+
+def _unknown_tool_hint(registry: ToolRegistry, sources: _Sources) -> list[str]:
+    """Why a name may be missing: servers left out by ``--server``, or failed under ``--skip-failures``."""
+    connected = {c.label for c in registry.connections()}
+    failed = [s.label for s in sources.servers if s.label not in connected]
+    lines = []
+    if sources.not_started:
+        started = ", ".join(s.label for s in sources.servers)
+        lines.append(
+            f"note: only the servers given with --server were started ({started}); "
+            f"not started: {', '.join(sources.not_started)}"
+        )
+    if failed:
+        lines.append(
+            f"note: these servers failed to connect and were skipped, so their tools are missing: {', '.join(failed)}"
+        )
+    return lines
 
 
 def result_json(result: ToolResult) -> dict[str, Any]:
@@ -505,10 +558,10 @@ def export(
     server_stderr: StderrOption = False,
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
 ) -> None:
-    """Print the catalog's tool declarations as the provider's JSON (what ``tools=`` takes).
+    """Print the catalog's tool declarations as the provider's JSON (what tools= takes).
 
     MCP tools are named under the provider's name rule (a name too long for it is
-    shortened with a hash, as ``NamePolicy(provider=...)`` does).
+    shortened with a hash, as NamePolicy(provider=...) does).
     """
     if provider not in PROVIDERS:
         _fail(f"--provider {provider!r} is not one of {', '.join(PROVIDERS)}")
@@ -517,12 +570,24 @@ def export(
     sources = _sources(
         module, config, skip_failures=skip_failures, server_stderr=server_stderr, max_config_bytes=max_config_bytes
     )
+    _require_provider_package(provider)
 
     async def run(registry: ToolRegistry) -> list[Any]:
         return export_tools(registry, provider, strict=strict)
 
     declarations = _run(sources, run, names=NamePolicy(provider=_NAME_RULES[provider]))
     print(json.dumps(declarations, indent=2, ensure_ascii=False))
+
+
+def _require_provider_package(provider: str) -> None:
+    """Exit with code 2, before any server starts, when ``provider``'s optional package is missing."""
+    if provider not in _PROVIDER_PACKAGES:
+        return
+    module, package = _PROVIDER_PACKAGES[provider]
+    try:
+        importlib.import_module(module)
+    except ImportError as exc:
+        _fail(f"--provider {provider} needs the {package} package ({exc}); install it: pip install {package}")
 
 
 def main() -> None:
