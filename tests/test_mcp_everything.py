@@ -152,8 +152,9 @@ async def test_the_spec_env_reaches_the_process(registry: ToolRegistry) -> None:
     assert "from-the-spec" not in result.output.as_text() + result.presentation.as_text()
 
 
-async def test_a_task_only_tool_fails_with_the_servers_reason(registry: ToolRegistry) -> None:
-    # Task-augmented calls are not supported yet: the server says why, and nothing hangs.
+async def test_a_task_only_tool_fails_before_the_wire(registry: ToolRegistry) -> None:
+    # Task-augmented calls are not supported yet: toolmesh says so without asking the server.
     result = await registry.dispatch("ev__simulate-research-query", {"topic": "x"})
-    assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR
-    assert "task" in result.error.model_feedback
+    assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE
+    assert not result.error.retryable and "only run as a task" in result.error.message
+    assert "mcp.result" not in result.metadata  # nothing was sent
