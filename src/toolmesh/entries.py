@@ -21,6 +21,7 @@ from .context import ToolContext
 from .definition import ToolDefinition
 from .errors import ConfigurationError, ErrorKind, ToolExecutionError
 from .mcp._schema import SchemaUnusableError
+from .names import describe_mcp_tool
 from .output import ToolOutput, to_output
 from .result import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 
@@ -333,3 +334,17 @@ def is_advertised(row: Entry) -> bool:
     calls yet, so such a row stays in ``entries()`` for the host but is not offered.
     """
     return row.capabilities.task_support is not TaskSupport.REQUIRED
+
+
+def describe_row(row: Entry) -> str:
+    """How error messages name a row: its family and where it comes from."""
+    match row:
+        case NativeEntry():
+            where = f"{getattr(row.tool.fn, '__module__', '?')}.{getattr(row.tool.fn, '__qualname__', '?')}"
+            return f"native tool {row.name!r} ({where})"
+        case McpEntry():
+            return describe_mcp_tool(row.server, row.wire_name)
+        case DynamicEntry():
+            return f"dynamic tool {row.name!r}"
+        case HostedEntry():
+            return f"hosted tool {row.name!r}"

@@ -6,14 +6,10 @@ frozen view of some rows: what one model turn advertises is exactly what it runs
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
-from contextlib import AsyncExitStack
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack, overload
 
-import anyio
-import anyio.abc
 from opentelemetry import trace
 
 from ._execution import DispatchSettings, execute, guarded, open_span, record_outcome
@@ -21,9 +17,19 @@ from ._suggest import NameIndex
 from .capabilities import ToolCapabilities
 from .context import ToolContext, new_call_id
 from .definition import ToolDefinition
-from .entries import DynamicEntry, DynamicHandler, Entry, HostedEntry, McpEntry, NativeEntry, is_advertised
+from .entries import (
+    DynamicEntry,
+    DynamicHandler,
+    Entry,
+    HostedEntry,
+    McpEntry,
+    NativeEntry,
+    describe_row,
+    is_advertised,
+)
 from .errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError, ToolNotFoundError
-from .names import NamePolicy, describe_mcp_tool
+from .mcp._servers import McpServers
+from .names import NamePolicy
 from .native import NativeTool, ToolOptions, caller_namespace, check_options
 from .output import ToolOutput
 from .result import Disposition, ToolResult
@@ -34,25 +40,10 @@ if TYPE_CHECKING:
 
 __all__ = ["ToolRegistry", "ToolSnapshot"]
 
-_logger = logging.getLogger("toolmesh")
 
 P = ParamSpec("P")
 T = TypeVar("T")
 R = TypeVar("R")
-
-
-def describe_row(row: Entry) -> str:
-    """How error messages name a row: its family and where it comes from."""
-    match row:
-        case NativeEntry():
-            where = f"{getattr(row.tool.fn, '__module__', '?')}.{getattr(row.tool.fn, '__qualname__', '?')}"
-            return f"native tool {row.name!r} ({where})"
-        case McpEntry():
-            return describe_mcp_tool(row.server, row.wire_name)
-        case DynamicEntry():
-            return f"dynamic tool {row.name!r}"
-        case HostedEntry():
-            return f"hosted tool {row.name!r}"
 
 
 class _Catalog:
@@ -176,15 +167,10 @@ class ToolRegistry(_Catalog):
         self._rows = {}
         self._settings = DispatchSettings(show_error_details, default_timeout, tracer_provider)
         self._by_function: dict[int, NativeEntry] = {}
-        self._exit_stack = AsyncExitStack()
         self._names = names
         self._local: dict[str, Entry] = {}
-        self._servers: dict[str, tuple[McpConnection, dict[str, McpEntry]]] = {}
-        self._refreshing: set[str] = set()
-        self._refresh_again: set[str] = set()
-        self._listings: dict[str, tuple[int, int]] = {}
-        """Per server: the last listing generation issued, and the last one applied."""
-        self._task_group: anyio.abc.TaskGroup | None = None
+        self._mcp = McpServers(lambda: self._rows, lambda: self.name_policy, self._rebuild)
+        """The one owner of MCP server state: connections, their rows, refreshes."""
         self._lifecycle = "new"
 
     @property
@@ -199,8 +185,7 @@ class ToolRegistry(_Catalog):
             raise RuntimeError(
                 f"this ToolRegistry is {self._lifecycle}; a registry can be entered once: make a new ToolRegistry()"
             )
-        self._task_group = await self._exit_stack.enter_async_context(anyio.create_task_group())
-        self._exit_stack.push_async_callback(self._close_servers)
+        await self._mcp.__aenter__()
         self._lifecycle = "open"
         return self
 
@@ -214,22 +199,10 @@ class ToolRegistry(_Catalog):
         if self._lifecycle == "closed":
             return
         self._lifecycle = "closed"
-        await self._exit_stack.aclose()
-
-    async def _close_servers(self) -> None:
-        connections = [connection for connection, _ in self._servers.values()]
-        for label in list(self._servers):
-            self._drop_server(label)
-        with anyio.CancelScope(shield=True):
-            async with anyio.create_task_group() as group:
-                for connection in connections:
-                    group.start_soon(connection.aclose)
-        if self._task_group is not None:
-            # Reconnect attempts still sleeping or starting have nothing left to serve.
-            self._task_group.cancel_scope.cancel()
+        await self._mcp.aclose()
 
     def __repr__(self) -> str:
-        servers = f", servers={list(self._servers)!r}" if self._servers else ""
+        servers = f", servers={self._mcp.labels()!r}" if self._mcp else ""
         return f"ToolRegistry({len(self._rows)} rows{servers})"
 
     # -- registration -------------------------------------------------------------
@@ -252,7 +225,7 @@ class ToolRegistry(_Catalog):
         if isinstance(existing, NativeEntry):
             self._forget_function(existing)
         self._local[row.name] = row
-        if self._servers and existing is None:
+        if self._mcp and existing is None:
             self._rebuild()
         else:
             self._rows[row.name] = row
@@ -384,7 +357,7 @@ class ToolRegistry(_Catalog):
         del self._rows[name]
         self._name_index = None
         if isinstance(row, McpEntry):
-            self._servers[row.server][1].pop(name, None)
+            self._mcp.forget(row)
         else:
             self._local.pop(name, None)
         if isinstance(row, NativeEntry):
@@ -396,82 +369,10 @@ class ToolRegistry(_Catalog):
     def _rebuild(self) -> None:
         """Catalog order: local rows in registration order, then servers in connection order."""
         rows: dict[str, Entry] = dict(self._local)
-        for _, server_rows in self._servers.values():
+        for server_rows in self._mcp.row_sets():
             rows.update(server_rows)
         self._rows = rows
         self._name_index = None
-
-    def _drop_server(self, label: str) -> McpConnection:
-        connection, _ = self._servers.pop(label)
-        self._listings.pop(label, None)
-        self._rebuild()
-        return connection
-
-    def _require_open(self, what: str) -> anyio.abc.TaskGroup:
-        if self._lifecycle == "closed":
-            raise ConfigurationError(f"{what}: this ToolRegistry is closed; make a new one")
-        if self._task_group is None:
-            raise ConfigurationError(
-                f"{what}: MCP servers need the registry's lifecycle; use "
-                "`async with ToolRegistry() as registry:` and connect inside the block, so leaving it "
-                "closes every session and child process"
-            )
-        return self._task_group
-
-    async def _discover(self, server: McpServer) -> tuple[McpConnection, list[Any]]:
-        from .mcp.catalog import select_tools
-        from .mcp.connection import McpConnection
-
-        group = self._require_open(f"connect({server.label!r})")
-        if server.label in self._servers:
-            raise ConfigurationError(
-                f"MCP server {server.label!r} is already connected; give the other server another label, "
-                f"or disconnect({server.label!r}) first"
-            )
-        connection = McpConnection(server, group)
-        tools = select_tools(server, await connection.open())
-        return connection, tools
-
-    def _commit(self, connection: McpConnection, tools: list[Any]) -> None:
-        """Add one server's rows, all or nothing (no await: nothing can interleave)."""
-        from .mcp.catalog import build_rows, owners
-
-        label = connection.label
-        if label in self._servers:
-            raise ConfigurationError(
-                f"MCP server {label!r} is already connected; give the other server another label, "
-                f"or disconnect({label!r}) first"
-            )
-        rows = build_rows(connection.spec, tools, self.name_policy, owners(self._rows, describe_row), connection)
-        if not rows:
-            _logger.warning("MCP server %r is connected but offers no tools (after filters)", label)
-        self._servers[label] = (connection, {row.name: row for row in rows})
-        self._rebuild()
-        connection.on_tools_changed = self._tools_changed
-
-    def _tools_changed(self, connection: McpConnection) -> None:
-        """Refresh a server whose tool list changed, in the background; changes coalesce."""
-        label = connection.label
-        if self._task_group is None or self._servers.get(label, (None,))[0] is not connection:
-            return
-        if label in self._refreshing:
-            self._refresh_again.add(label)
-            return
-        self._refreshing.add(label)
-        self._task_group.start_soon(self._auto_refresh, label, name=f"toolmesh MCP refresh {label!r}")
-
-    async def _auto_refresh(self, label: str) -> None:
-        try:
-            while label in self._servers:
-                self._refresh_again.discard(label)
-                try:
-                    await self.refresh(label)
-                except Exception as exc:  # a background refresh must never take the registry down
-                    _logger.warning("MCP server %r: refreshing its tools failed: %s", label, exc)
-                if label not in self._refresh_again:
-                    return
-        finally:
-            self._refreshing.discard(label)
 
     async def connect(self, server: McpServer) -> McpConnection:
         """Connect an MCP server and add its tools as ``McpEntry`` rows (after the existing rows).
@@ -490,14 +391,7 @@ class ToolRegistry(_Catalog):
             ConfigurationError: outside ``async with ToolRegistry()``, or for a label that
                 is already connected.
         """
-        connection, tools = await self._discover(server)
-        try:
-            self._commit(connection, tools)
-        except BaseException:
-            with anyio.CancelScope(shield=True):
-                await connection.aclose()
-            raise
-        return connection
+        return await self._mcp.connect(server)
 
     async def connect_all(
         self,
@@ -521,68 +415,7 @@ class ToolRegistry(_Catalog):
         Raises:
             ServerConnectionError, NameCollisionError, ConfigurationError: as ``connect``.
         """
-        specs = list(servers)
-        labels = [spec.label for spec in specs]
-        for label in labels:
-            if labels.count(label) > 1:
-                raise ConfigurationError(f"connect_all: the label {label!r} is given twice; labels must be unique")
-        outcomes: list[tuple[McpConnection, list[Any]] | Exception | None] = [None] * len(specs)
-
-        async def discover(index: int) -> None:
-            try:
-                outcomes[index] = outcome = await self._discover(specs[index])
-            except Exception as exc:
-                outcomes[index] = exc
-                if on_progress is not None:
-                    on_progress(specs[index], exc)
-            else:
-                if on_progress is not None:
-                    on_progress(specs[index], len(outcome[1]))
-
-        try:
-            async with anyio.create_task_group() as group:
-                for index in range(len(specs)):
-                    group.start_soon(discover, index)
-        except BaseException:  # cancelled while connecting: close what did connect
-            with anyio.CancelScope(shield=True):
-                for outcome in outcomes:
-                    if isinstance(outcome, tuple):
-                        await outcome[0].aclose()
-            raise
-
-        # Commit (or roll back) without awaiting, so no other task sees a half-done state.
-        connected: list[McpConnection] = []
-        failures: list[Exception] = []
-        to_close: list[McpConnection] = []
-        for outcome in outcomes:
-            if isinstance(outcome, tuple):
-                connection, tools = outcome
-                try:
-                    self._commit(connection, tools)
-                except Exception as exc:
-                    failures.append(exc)
-                    to_close.append(connection)
-                    if on_progress is not None:
-                        on_progress(connection.spec, exc)
-                else:
-                    connected.append(connection)
-            elif isinstance(outcome, Exception):
-                failures.append(outcome)
-        if failures and not skip_failures:
-            for connection in connected:
-                self._drop_server(connection.label)
-            to_close += connected
-        with anyio.CancelScope(shield=True):
-            for connection in to_close:
-                await connection.aclose()
-        if failures and not skip_failures:
-            first = failures[0]
-            for other in failures[1:]:
-                first.add_note(f"also: {other}")
-            raise first
-        for failure in failures:
-            _logger.warning("connect_all: skipped a server: %s", failure)
-        return connected
+        return await self._mcp.connect_all(servers, skip_failures=skip_failures, on_progress=on_progress)
 
     async def disconnect(self, label: str) -> None:
         """Remove a server's rows and close its session (and its stdio child process).
@@ -590,12 +423,7 @@ class ToolRegistry(_Catalog):
         Raises:
             ConfigurationError: when no server of that label is connected.
         """
-        if label not in self._servers:
-            known = ", ".join(repr(k) for k in self._servers) or "none"
-            raise ConfigurationError(f"disconnect: no MCP server {label!r} is connected (connected: {known})")
-        connection = self._drop_server(label)
-        with anyio.CancelScope(shield=True):
-            await connection.aclose()
+        await self._mcp.disconnect(label)
 
     async def refresh(self, label: str) -> list[McpEntry]:
         """List a connected server's tools again and reconcile its rows with the answer.
@@ -615,25 +443,7 @@ class ToolRegistry(_Catalog):
             ServerConnectionError: when listing fails; the rows are unchanged.
             ConfigurationError: when no server of that label is connected.
         """
-        from .mcp.catalog import owners, rebuild_rows, select_tools
-
-        connection = self.connection(label)
-        issued, applied = self._listings.get(label, (0, 0))
-        generation = issued + 1
-        self._listings[label] = (generation, applied)
-        tools = select_tools(connection.spec, await connection.list_tools())
-        current = self._servers.get(label)
-        if current is None or current[0] is not connection:
-            return []  # disconnected (or replaced) while listing: its rows are retired already
-        issued, applied = self._listings[label]
-        if generation < applied:
-            return list(current[1].values())
-        others = {name: row for name, row in self._rows.items() if name not in current[1]}
-        rows = rebuild_rows(connection.spec, tools, self.name_policy, owners(others, describe_row), connection)
-        self._listings[label] = (issued, generation)
-        self._servers[label] = (connection, {row.name: row for row in rows})
-        self._rebuild()
-        return rows
+        return await self._mcp.refresh(label)
 
     def connection(self, label: str) -> McpConnection:
         """The connection of the server ``label``.
@@ -641,15 +451,11 @@ class ToolRegistry(_Catalog):
         Raises:
             ConfigurationError: when no server of that label is connected.
         """
-        try:
-            return self._servers[label][0]
-        except KeyError:
-            known = ", ".join(repr(k) for k in self._servers) or "none"
-            raise ConfigurationError(f"no MCP server {label!r} is connected (connected: {known})") from None
+        return self._mcp.connection(label)
 
     def connections(self) -> list[McpConnection]:
         """Every connected server's connection, in connection order."""
-        return [connection for connection, _ in self._servers.values()]
+        return self._mcp.connections()
 
     async def read_resource(self, server: str, uri: str) -> ToolOutput:
         """Read a resource of a connected server (``resources/read``) as output blocks.
@@ -658,13 +464,7 @@ class ToolRegistry(_Catalog):
             ToolExecutionError: ``not_found`` for an unknown server or URI, ``unavailable``
                 when the server cannot be reached, ``timeout`` after its ``call_timeout``.
         """
-        if server not in self._servers:
-            known = ", ".join(repr(k) for k in self._servers) or "none"
-            raise ToolExecutionError(
-                f"read_resource: no MCP server {server!r} is connected (connected: {known})",
-                kind=ErrorKind.NOT_FOUND,
-            )
-        return await self._servers[server][0].read_resource(uri)
+        return await self._mcp.read_resource(server, uri)
 
     def snapshot(self, active: Iterable[str] | None = None) -> ToolSnapshot:
         """Freeze the rows a turn advertises (all, or the ``active`` names, in catalog order).
