@@ -6,6 +6,7 @@ The hierarchy::
     ├── ConfigurationError             a bad spec, found at register/connect time
     │   ├── NameCollisionError         two rows want one model-visible name
     │   ├── ServerConnectionError      an MCP server could not be connected or listed
+    │   ├── ServerConfigError          an MCP server spec or mcpServers file is wrong
     │   └── UnsupportedToolError       a row a provider format cannot declare
     ├── UnsupportedContentError        a result a provider format cannot carry (ValueError)
     ├── ToolNotFoundError (KeyError)   a name that is not in the registry
@@ -29,6 +30,7 @@ __all__ = [
     "ConfigurationError",
     "ErrorKind",
     "NameCollisionError",
+    "ServerConfigError",
     "ServerConnectionError",
     "ToolExecutionError",
     "ToolNotFoundError",
@@ -107,6 +109,47 @@ class ServerConnectionError(ConfigurationError):
     def __init__(self, server: str, message: str) -> None:
         self.server = server
         super().__init__(f"MCP server {server!r}: {message}")
+
+
+class ServerConfigError(ConfigurationError):
+    """An MCP server spec or ``mcpServers`` file is wrong: names the server, the key, the fix.
+
+    Attributes:
+        server: The server's label, when the problem belongs to one server.
+        key: The offending key (``"url"``, ``"env.API_KEY"``, ``"args[2]"``), when there is one.
+        origin: The config file, when the spec came from one.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        server: str | None = None,
+        key: str | None = None,
+        fix: str | None = None,
+        origin: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.server = server
+        self.key = key
+        self.fix = fix
+        self.origin = origin
+        parts = []
+        if origin is not None:
+            parts.append(f"{origin}: ")
+        if server is not None:
+            parts.append(f"MCP server {server!r}: ")
+        if key is not None:
+            parts.append(f"key {key!r}: ")
+        parts.append(problem.rstrip("."))
+        parts.append(".")
+        if fix:
+            parts.append(f" {fix.rstrip('.')}.")
+        super().__init__("".join(parts))
+
+    def with_origin(self, origin: str) -> ServerConfigError:
+        """A copy that also names the file the spec came from."""
+        return ServerConfigError(self.problem, server=self.server, key=self.key, fix=self.fix, origin=origin)
 
 
 class UnsupportedToolError(ConfigurationError):

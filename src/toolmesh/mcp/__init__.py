@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .config import McpServer, McpServerOptions, ServerConfigError, check_allowed_hosts
+from ..errors import ServerConfigError
+from ._hosts import check_allowed_hosts
+from .config import McpServer, McpServerOptions
 
 if TYPE_CHECKING:
     from .connection import ConnectionState, McpConnection
