@@ -29,10 +29,9 @@ from toolmesh import (
     ToolRegistry,
 )
 from toolmesh.hooks import Hook, InvalidCall, InvalidToolCallAction, Repair
-from toolmesh.mcp import McpServer
+from toolmesh.mcp import MCP_RESULT, McpServer
 from toolmesh.policy import DenyAnnotated
 from toolmesh.providers import openai as openai_chat
-from toolmesh.result import MCP_RESULT
 from toolmesh.turn import run_tool_calls
 
 SCHEMA = FIXTURES / "schema_server.py"

@@ -16,6 +16,7 @@ import jsonschema
 import jsonschema.exceptions
 
 from . import _arguments
+from ._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 from .capabilities import TaskSupport, ToolCapabilities
 from .context import ToolContext
 from .definition import ToolDefinition
@@ -23,7 +24,6 @@ from .errors import ConfigurationError, ErrorKind, ToolExecutionError
 from .mcp._schema import SchemaUnusableError
 from .names import describe_mcp_tool
 from .output import ToolOutput, to_output
-from .result import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 
 if TYPE_CHECKING:
     import mcp_types

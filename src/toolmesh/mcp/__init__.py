@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT, MCP_SERVER_LABEL, MCP_WIRE_NAME
 from ..errors import ServerConfigError
 from ._hosts import check_allowed_hosts
 from .config import McpServer, McpServerOptions
@@ -12,6 +13,11 @@ if TYPE_CHECKING:
     from .connection import ConnectionState, McpConnection
 
 __all__ = [
+    "MCP_ARGUMENTS",
+    "MCP_META",
+    "MCP_RESULT",
+    "MCP_SERVER_LABEL",
+    "MCP_WIRE_NAME",
     "ConnectionState",
     "McpConnection",
     "McpServer",

@@ -34,10 +34,10 @@ import anyio.abc
 import mcp_types
 from mcp.shared.exceptions import MCPError
 
+from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT
 from ..context import ToolContext
 from ..errors import ErrorKind, ServerConnectionError, ToolExecutionError
 from ..output import ToolOutput
-from ..result import MCP_ARGUMENTS, MCP_META, MCP_RESULT
 from . import _errors, convert
 from ._secrets import LOG_GUARD, Secrets
 from ._session import Exchange, Session, exchange
