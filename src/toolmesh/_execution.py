@@ -20,8 +20,8 @@ from opentelemetry import trace
 from ._hot_path import global_tracer_provider
 from .context import ToolContext
 from .entries import Entry
-from .errors import ErrorKind, ToolExecutionError
-from .output import OutputConversionError, ToolOutput, presentation_of, truncate_presentation, truncate_text
+from .errors import ErrorKind, OutputConversionError, ToolExecutionError
+from .output import ToolOutput, presentation_of, truncate_presentation, truncate_text
 from .result import Disposition, ToolResult, new_result
 
 logger = logging.getLogger("toolmesh")

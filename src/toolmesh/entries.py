@@ -20,7 +20,7 @@ from ._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 from .capabilities import TaskSupport, ToolCapabilities
 from .context import ToolContext
 from .definition import ToolDefinition
-from .errors import ConfigurationError, ErrorKind, ToolExecutionError
+from .errors import ConfigurationError, DynamicSchemaError, ErrorKind, ToolExecutionError
 from .mcp._schema import SchemaUnusableError
 from .names import describe_mcp_tool
 from .output import ToolOutput, to_output
@@ -75,10 +75,6 @@ class NativeEntry:
 
     def __repr__(self) -> str:
         return f"NativeEntry(name={self.name!r}, function={getattr(self.tool.fn, '__qualname__', '?')!r})"
-
-
-class DynamicSchemaError(ConfigurationError):
-    """A dynamic tool's JSON Schema is not a valid object schema."""
 
 
 @dataclass(frozen=True, slots=True, repr=False)

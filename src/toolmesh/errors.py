@@ -2,15 +2,18 @@
 
 The hierarchy::
 
-    ToolmeshError                      every error toolmesh raises
-    ├── ConfigurationError             a bad spec, found at register/connect time
-    │   ├── NameCollisionError         two rows want one model-visible name
-    │   ├── ServerConnectionError      an MCP server could not be connected or listed
-    │   ├── ServerConfigError          an MCP server spec or mcpServers file is wrong
-    │   └── UnsupportedToolError       a row a provider format cannot declare
-    ├── UnsupportedContentError        a result a provider format cannot carry (ValueError)
-    ├── ToolNotFoundError (KeyError)   a name that is not in the registry
-    └── ToolExecutionError             one tool call went wrong (carried on ToolResult.error)
+    ToolmeshError                          every error toolmesh raises
+    ├── ConfigurationError                 a bad spec, found at register/connect time
+    │   ├── DynamicSchemaError             a dynamic tool's schema is not a valid object schema
+    │   ├── NameCollisionError             two rows want one model-visible name
+    │   ├── ServerConfigError              an MCP server spec or mcpServers file is wrong
+    │   ├── ServerConnectionError          an MCP server could not be connected or listed
+    │   └── UnsupportedToolError           a row a provider format cannot declare
+    ├── HookError                          a hook raised or answered with a wrong action
+    ├── OutputConversionError (TypeError)  a return value with no content-block form
+    ├── UnsupportedContentError (ValueError)  a result a provider format cannot carry
+    ├── ToolNotFoundError (KeyError)       a name that is not in the registry
+    └── ToolExecutionError                 one tool call went wrong (carried on ToolResult.error)
 
 ``ToolExecutionError`` is the only error a tool call produces. ``dispatch`` returns
 it on a failed ``ToolResult`` instead of raising; ``raise_for_error()`` and
@@ -28,8 +31,11 @@ from ._suggest import NameIndex
 
 __all__ = [
     "ConfigurationError",
+    "DynamicSchemaError",
     "ErrorKind",
+    "HookError",
     "NameCollisionError",
+    "OutputConversionError",
     "ServerConfigError",
     "ServerConnectionError",
     "ToolExecutionError",
@@ -87,6 +93,10 @@ class ToolmeshError(Exception):
 
 class ConfigurationError(ToolmeshError):
     """A tool, server spec or option is wrong; raised at registration or connect time."""
+
+
+class DynamicSchemaError(ConfigurationError):
+    """A dynamic tool's JSON Schema is not a valid object schema."""
 
 
 class NameCollisionError(ConfigurationError):
@@ -154,6 +164,28 @@ class ServerConfigError(ConfigurationError):
 
 class UnsupportedToolError(ConfigurationError):
     """A row the provider cannot declare: a name its rule rejects, or another provider's hosted tool."""
+
+
+class HookError(ToolmeshError):
+    """A hook raised, or returned an action its event does not accept.
+
+    The call fails with kind ``internal`` (the detail goes to the operator, not the
+    model) and the turn goes on.
+    """
+
+    def __init__(self, hook: object, event: str, message: str) -> None:
+        self.hook = hook
+        self.event = event
+        super().__init__(f"hook {hook_label(hook)}.{event}: {message}")
+
+
+def hook_label(hook: object) -> str:
+    """How messages name a hook: its class."""
+    return type(hook).__qualname__
+
+
+class OutputConversionError(ToolmeshError, TypeError):
+    """A return value that has no content-block form (bytes, or not JSON-serialisable)."""
 
 
 class UnsupportedContentError(ToolmeshError, ValueError):

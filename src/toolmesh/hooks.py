@@ -31,7 +31,7 @@ from typing import Any, TypeAlias, TypeVar
 from .calls import ToolCall
 from .context import ToolContext
 from .entries import Entry
-from .errors import ConfigurationError, ErrorKind, ToolExecutionError, ToolmeshError
+from .errors import ConfigurationError, ErrorKind, HookError, ToolExecutionError, hook_label
 from .output import ToolOutput
 from .result import ToolResult
 
@@ -246,24 +246,6 @@ class Hook:
     ) -> AbstractAsyncContextManager[object] | None:
         """An async context manager held while the tool runs (None: nothing to hold)."""
         return None
-
-
-class HookError(ToolmeshError):
-    """A hook raised, or returned an action its event does not accept.
-
-    The call fails with kind ``internal`` (the detail goes to the operator, not the
-    model) and the turn goes on.
-    """
-
-    def __init__(self, hook: object, event: str, message: str) -> None:
-        self.hook = hook
-        self.event = event
-        super().__init__(f"hook {hook_label(hook)}.{event}: {message}")
-
-
-def hook_label(hook: object) -> str:
-    """How messages name a hook: its class."""
-    return type(hook).__qualname__
 
 
 _EVENTS = ("on_tool_call", "on_tool_result", "on_invalid_tool_call", "around_tool_call")

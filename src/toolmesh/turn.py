@@ -31,11 +31,10 @@ from ._invalid import argument_error, invalid_arguments, unknown_name, unparsed_
 from .calls import ToolCall
 from .context import ToolContext
 from .entries import Entry
-from .errors import ConfigurationError, ErrorKind, ToolExecutionError
+from .errors import ConfigurationError, ErrorKind, HookError, ToolExecutionError, hook_label
 from .hooks import (
     Fail,
     Hook,
-    HookError,
     HookStack,
     InvalidCall,
     InvalidDecision,
@@ -45,7 +44,6 @@ from .hooks import (
     StopTurn,
     arguments_json,
     as_output,
-    hook_label,
 )
 from .output import ToolOutput
 from .registry import ToolRegistry, ToolSnapshot
