@@ -13,7 +13,7 @@ sys.path.insert(0, str(Path(__file__).parent))
 from tools import registry
 
 from toolmesh import McpServer, ToolContext
-from toolmesh.cli import catalog_table, result_table
+from toolmesh._cli import catalog_table, result_table
 
 CONFIG = Path(__file__).parent / "mcp.json"
 

@@ -7,7 +7,7 @@ import inspect
 import pkgutil
 
 import toolmesh
-from toolmesh import errors
+from toolmesh import _errors as errors
 
 
 def _modules() -> list[str]:

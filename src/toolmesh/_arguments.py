@@ -13,7 +13,7 @@ from typing import Any
 
 import pydantic
 
-from .errors import ErrorKind, ToolExecutionError
+from ._errors import ErrorKind, ToolExecutionError
 
 _NULLISH = frozenset({"", "null"})
 

@@ -17,12 +17,12 @@ from typing import Any, TypeVar
 import anyio
 from opentelemetry import trace
 
+from ._context import ToolContext
+from ._entries import Entry
+from ._errors import ErrorKind, OutputConversionError, ToolExecutionError
 from ._hot_path import global_tracer_provider
-from .context import ToolContext
-from .entries import Entry
-from .errors import ErrorKind, OutputConversionError, ToolExecutionError
-from .output import ToolOutput, presentation_of, truncate_presentation, truncate_text
-from .result import Disposition, ToolResult, new_result
+from ._output import ToolOutput, presentation_of, truncate_presentation, truncate_text
+from ._result import Disposition, ToolResult, new_result
 
 logger = logging.getLogger("toolmesh")
 

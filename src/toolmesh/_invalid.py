@@ -9,11 +9,11 @@ can never reject a call that dispatch would accept. What only the server can rej
 from __future__ import annotations
 
 from . import _arguments
-from .calls import ToolCall
-from .entries import DynamicEntry, Entry, McpEntry, NativeEntry
-from .errors import ErrorKind, ToolExecutionError
+from ._calls import ToolCall
+from ._entries import DynamicEntry, Entry, McpEntry, NativeEntry
+from ._errors import ErrorKind, ToolExecutionError
+from ._registry import ToolSnapshot
 from .hooks import InvalidCall, InvalidCallKind
-from .registry import ToolSnapshot
 
 
 def unknown_name(snapshot: ToolSnapshot, call: ToolCall) -> InvalidCall:

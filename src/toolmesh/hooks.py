@@ -28,12 +28,12 @@ from dataclasses import dataclass, replace
 from enum import StrEnum
 from typing import Any, TypeAlias, TypeVar
 
-from .calls import ToolCall
-from .context import ToolContext
-from .entries import Entry
-from .errors import ConfigurationError, ErrorKind, HookError, ToolExecutionError, hook_label
-from .output import ToolOutput
-from .result import ToolResult
+from ._calls import ToolCall
+from ._context import ToolContext
+from ._entries import Entry
+from ._errors import ConfigurationError, ErrorKind, HookError, ToolExecutionError, hook_label
+from ._output import ToolOutput
+from ._result import ToolResult
 
 __all__ = [
     "CallDecision",
@@ -282,7 +282,7 @@ async def _ask(hook: object, event: str, method: Callable[..., Awaitable[A]], *a
     return action
 
 
-def arguments_json(call: ToolCall, arguments: Mapping[str, Any] | str, hook: object, event: str) -> ToolCall:
+def _arguments_json(call: ToolCall, arguments: Mapping[str, Any] | str, hook: object, event: str) -> ToolCall:
     """``call`` with new arguments as canonical JSON text.
 
     Raises:
@@ -294,7 +294,7 @@ def arguments_json(call: ToolCall, arguments: Mapping[str, Any] | str, hook: obj
     return replace(call, arguments=fixed.arguments, problem=None)
 
 
-def as_output(output: ToolOutput | str) -> ToolOutput:
+def _as_output(output: ToolOutput | str) -> ToolOutput:
     """A presentation from what an action carries."""
     return ToolOutput.text(output) if isinstance(output, str) else output
 
@@ -409,7 +409,7 @@ class HookStack:
         for hook, method in self._calls:
             action = await _ask(hook, "on_tool_call", method, call, entry, ctx)
             if isinstance(action, RewriteArguments):
-                call = arguments_json(call, action.arguments, hook, "on_tool_call")
+                call = _arguments_json(call, action.arguments, hook, "on_tool_call")
             elif not isinstance(action, Proceed):
                 return CallDecision(call, action, hook)
         return CallDecision(call, None)
@@ -423,7 +423,7 @@ class HookStack:
         for hook, method in self._results:
             action = await _ask(hook, "on_tool_result", method, call, result, ctx)
             if isinstance(action, RewritePresentation):
-                result = replace(result, presentation=as_output(action.output))
+                result = replace(result, presentation=_as_output(action.output))
             elif isinstance(action, StopTurn):
                 return ResultDecision(result, action, hook)
         return ResultDecision(result)

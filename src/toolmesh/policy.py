@@ -21,14 +21,14 @@ from typing import Any
 
 import anyio
 
-from .calls import ToolCall
-from .capabilities import ToolAnnotations
-from .context import ToolContext
-from .definition import ToolDefinition
-from .entries import Entry, McpEntry
-from .errors import ConfigurationError, ErrorKind, ToolmeshError
+from ._calls import ToolCall
+from ._capabilities import ToolAnnotations
+from ._context import ToolContext
+from ._definition import ToolDefinition
+from ._entries import Entry, McpEntry
+from ._errors import ConfigurationError, ErrorKind, ToolmeshError
+from ._registry import ToolRegistry, ToolSnapshot
 from .hooks import PROCEED, Hook, Refuse, ToolCallAction
-from .registry import ToolRegistry, ToolSnapshot
 
 __all__ = [
     "AllowServers",

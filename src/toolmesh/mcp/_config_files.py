@@ -24,10 +24,10 @@ from typing import Any, Final, TypeVar
 
 from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import ServerConfigError
-from ..names import PROVIDER_RULES
+from .._errors import ServerConfigError
+from .._names import PROVIDER_RULES
+from ._config import DEFAULT_MAX_CONFIG_BYTES, McpServer, Transport
 from ._hosts import check_allowed_hosts
-from .config import DEFAULT_MAX_CONFIG_BYTES, McpServer, Transport
 
 __all__ = ["DEFAULT_MAX_CONFIG_BYTES", "label_for", "load_config"]
 

@@ -58,7 +58,7 @@ from mcp.client.streamable_http import StreamableHTTPError
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 
-from ..errors import ErrorKind, ToolExecutionError
+from .._errors import ErrorKind, ToolExecutionError
 from ._wire import INVALID_ANSWER, UnsendableMessage
 
 __all__ = ["MAPPED_EXCEPTIONS", "MappedError", "classify", "is_session_fatal", "map_error", "unknown_tool_text"]

@@ -12,10 +12,10 @@ from collections.abc import Iterable
 from typing import TYPE_CHECKING
 from urllib.parse import SplitResult, parse_qsl, urlsplit
 
-from ..errors import ServerConfigError
+from .._errors import ServerConfigError
 
 if TYPE_CHECKING:
-    from .config import McpServer
+    from ._config import McpServer
 
 __all__ = ["check_allowed_hosts", "is_loopback", "redact_url"]
 

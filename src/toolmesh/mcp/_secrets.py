@@ -36,7 +36,7 @@ from urllib.parse import parse_qsl, quote, unquote, urlsplit
 import pydantic
 
 if TYPE_CHECKING:
-    from .config import McpServer
+    from ._config import McpServer
 
 __all__ = ["LOG_GUARD", "MASK", "MIN_SECRET_CHARS", "LogGuard", "Secrets"]
 

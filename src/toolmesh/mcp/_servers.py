@@ -19,14 +19,14 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.abc
 
-from ..entries import Entry, McpEntry, describe_row
-from ..errors import ConfigurationError, ErrorKind, ToolExecutionError
+from .._entries import Entry, McpEntry, describe_row
+from .._errors import ConfigurationError, ErrorKind, ToolExecutionError
 
 if TYPE_CHECKING:
-    from ..names import NamePolicy
-    from ..output import ToolOutput
-    from .config import McpServer
-    from .connection import McpConnection
+    from .._names import NamePolicy
+    from .._output import ToolOutput
+    from ._config import McpServer
+    from ._connection import McpConnection
 
 __all__ = ["McpServers"]
 
@@ -169,8 +169,8 @@ class McpServers:
             )
 
     async def _discover(self, server: McpServer) -> _Discovered:
-        from .catalog import select_tools
-        from .connection import McpConnection
+        from ._catalog import select_tools
+        from ._connection import McpConnection
 
         group = self._require_open(f"connect({server.label!r})")
         self._check_free(server.label)
@@ -179,7 +179,7 @@ class McpServers:
 
     def _commit(self, found: _Discovered) -> None:
         """Add one server's rows, all or nothing (no await: nothing can interleave)."""
-        from .catalog import build_rows, owners
+        from ._catalog import build_rows, owners
 
         connection = found.connection
         label = connection.label
@@ -310,7 +310,7 @@ class McpServers:
 
     async def refresh(self, label: str) -> list[McpEntry]:
         """List a server's tools again and reconcile its rows (see ``ToolRegistry.refresh``)."""
-        from .catalog import owners, rebuild_rows, select_tools
+        from ._catalog import owners, rebuild_rows, select_tools
 
         connection = self.connection(label)
         server = self._servers[label]

@@ -19,11 +19,11 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from ..errors import ServerConfigError
+from .._errors import ServerConfigError
 from ._hosts import is_loopback, redact_url
 
 if TYPE_CHECKING:
-    from .config import McpServer
+    from ._config import McpServer
 
 __all__ = ["EMPTY", "check_http", "check_in_process", "check_options", "check_stdio"]
 

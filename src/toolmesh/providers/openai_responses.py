@@ -23,10 +23,10 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
+from .._calls import ToolCall
+from .._definition import ToolDefinition
 from .._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
-from ..calls import ToolCall
-from ..definition import ToolDefinition
-from ..result import Disposition, ToolResult
+from .._result import Disposition, ToolResult
 from ._common import (
     InvalidNames,
     Part,

@@ -33,17 +33,17 @@ from rich.text import Text
 
 from . import _cli_processes
 from ._cli_status import ConnectStatus
-from .entries import Entry, McpEntry
-from .errors import ConfigurationError, ToolmeshError
+from ._entries import Entry, McpEntry
+from ._errors import ConfigurationError, ToolmeshError
+from ._names import NamePolicy
+from ._native import NativeTool
+from ._output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink
+from ._output import Text as TextBlock
+from ._registry import ToolRegistry
+from ._result import ToolResult
 from .mcp import McpServer
 from .mcp import _session as mcp_session
-from .mcp.config import DEFAULT_MAX_CONFIG_BYTES
-from .names import NamePolicy
-from .native import NativeTool
-from .output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink
-from .output import Text as TextBlock
-from .registry import ToolRegistry
-from .result import ToolResult
+from .mcp._config import DEFAULT_MAX_CONFIG_BYTES
 
 __all__ = ["app", "catalog_table", "export_tools", "main", "result_table"]
 

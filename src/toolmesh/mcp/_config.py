@@ -25,7 +25,7 @@ from urllib.parse import urlsplit
 
 import httpx2
 
-from ..errors import ServerConfigError
+from .._errors import ServerConfigError
 from ._hosts import check_allowed_hosts, redact_url
 from ._spec_checks import EMPTY, check_http, check_in_process, check_options, check_stdio
 

@@ -8,10 +8,10 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from ._errors import ErrorKind, ToolExecutionError
 from ._hot_path import slot_constructor
 from ._metadata import MCP_RESULT
-from .errors import ErrorKind, ToolExecutionError
-from .output import Text, ToolOutput
+from ._output import Text, ToolOutput
 
 __all__ = ["Disposition", "ToolResult"]
 

@@ -27,11 +27,14 @@ from typing import Any, overload
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from ._calls import ToolCall
+from ._context import ToolContext
+from ._entries import Entry
+from ._errors import ConfigurationError, ErrorKind, HookError, ToolExecutionError, hook_label
 from ._invalid import argument_error, invalid_arguments, unknown_name, unparsed_arguments
-from .calls import ToolCall
-from .context import ToolContext
-from .entries import Entry
-from .errors import ConfigurationError, ErrorKind, HookError, ToolExecutionError, hook_label
+from ._output import ToolOutput
+from ._registry import ToolRegistry, ToolSnapshot
+from ._result import Disposition, ToolResult
 from .hooks import (
     Fail,
     Hook,
@@ -42,12 +45,9 @@ from .hooks import (
     Repair,
     SkipWith,
     StopTurn,
-    arguments_json,
-    as_output,
+    _arguments_json,
+    _as_output,
 )
-from .output import ToolOutput
-from .registry import ToolRegistry, ToolSnapshot
-from .result import Disposition, ToolResult
 
 __all__ = ["CompletedCall", "TurnResult", "TurnStream", "run_tool_calls", "stream_tool_calls"]
 
@@ -359,7 +359,7 @@ class _Turn:
             case Repair(name=name, arguments=arguments):
                 fixed = call if name is None else replace(call, name=name)
                 if arguments is not None:
-                    fixed = arguments_json(fixed, arguments, decision.hook, "on_invalid_tool_call")
+                    fixed = _arguments_json(fixed, arguments, decision.hook, "on_invalid_tool_call")
                 return await self._attempt(fixed, ctx, repaired=True)
             case SkipWith():
                 return call, _skipped(call, kind, decision.action)
@@ -427,5 +427,5 @@ class _Turn:
 def _skipped(call: ToolCall, kind: str, action: SkipWith) -> ToolResult:
     if action.result is not None:
         return action.result if action.result.call_id == call.id else replace(action.result, call_id=call.id)
-    output = as_output(action.output if action.output is not None else ToolOutput())
+    output = _as_output(action.output if action.output is not None else ToolOutput())
     return ToolResult(call.id, call.name, kind, Disposition.SKIPPED, output, output)

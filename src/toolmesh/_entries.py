@@ -16,20 +16,20 @@ import jsonschema
 import jsonschema.exceptions
 
 from . import _arguments
+from ._capabilities import TaskSupport, ToolCapabilities
+from ._context import ToolContext
+from ._definition import ToolDefinition
+from ._errors import ConfigurationError, DynamicSchemaError, ErrorKind, ToolExecutionError
 from ._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
-from .capabilities import TaskSupport, ToolCapabilities
-from .context import ToolContext
-from .definition import ToolDefinition
-from .errors import ConfigurationError, DynamicSchemaError, ErrorKind, ToolExecutionError
+from ._names import describe_mcp_tool
+from ._output import ToolOutput, to_output
 from .mcp._schema import SchemaUnusableError
-from .names import describe_mcp_tool
-from .output import ToolOutput, to_output
 
 if TYPE_CHECKING:
     import mcp_types
 
+    from ._native import NativeTool
     from .mcp._schema import SchemaValidator
-    from .native import NativeTool
 
 __all__ = ["DynamicEntry", "Entry", "HostedEntry", "McpEntry", "NativeEntry", "is_advertised"]
 

@@ -24,8 +24,8 @@ from typing import Any, ClassVar, TypeAlias
 import pydantic
 import pydantic_core
 
+from ._errors import OutputConversionError
 from ._hot_path import one_block_constructor
-from .errors import OutputConversionError
 
 __all__ = [
     "Audio",

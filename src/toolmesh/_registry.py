@@ -12,12 +12,10 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack, overload
 
 from opentelemetry import trace
 
-from ._execution import DispatchSettings, execute, guarded, open_span, record_outcome
-from ._suggest import NameIndex
-from .capabilities import ToolCapabilities
-from .context import ToolContext, new_call_id
-from .definition import ToolDefinition
-from .entries import (
+from ._capabilities import ToolCapabilities
+from ._context import ToolContext, new_call_id
+from ._definition import ToolDefinition
+from ._entries import (
     DynamicEntry,
     DynamicHandler,
     Entry,
@@ -27,16 +25,18 @@ from .entries import (
     describe_row,
     is_advertised,
 )
-from .errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError, ToolNotFoundError
+from ._errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError, ToolNotFoundError
+from ._execution import DispatchSettings, execute, guarded, open_span, record_outcome
+from ._names import NamePolicy
+from ._native import NativeTool, ToolOptions, caller_namespace, check_options
+from ._output import ToolOutput
+from ._result import Disposition, ToolResult
+from ._suggest import NameIndex
 from .mcp._servers import McpServers
-from .names import NamePolicy
-from .native import NativeTool, ToolOptions, caller_namespace, check_options
-from .output import ToolOutput
-from .result import Disposition, ToolResult
 
 if TYPE_CHECKING:
-    from .mcp.config import McpServer
-    from .mcp.connection import McpConnection
+    from .mcp._config import McpServer
+    from .mcp._connection import McpConnection
 
 __all__ = ["ToolRegistry", "ToolSnapshot"]
 

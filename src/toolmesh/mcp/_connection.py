@@ -34,20 +34,20 @@ import anyio.abc
 import mcp_types
 from mcp.shared.exceptions import MCPError
 
+from .._context import ToolContext
+from .._errors import ErrorKind, ServerConnectionError, ToolExecutionError
 from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT
-from ..context import ToolContext
-from ..errors import ErrorKind, ServerConnectionError, ToolExecutionError
-from ..output import ToolOutput
-from . import _errors, convert
+from .._output import ToolOutput
+from . import _convert, _errors
+from ._catalog import discover_tools
 from ._secrets import LOG_GUARD, Secrets
 from ._session import Exchange, Session, exchange
-from .catalog import discover_tools
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
 
-    from ..entries import McpEntry
-    from .config import McpServer
+    from .._entries import McpEntry
+    from ._config import McpServer
 
 __all__ = ["ConnectionState", "McpConnection"]
 
@@ -375,7 +375,7 @@ class McpConnection:
             raise self._tool_error(entry, raw)
         entry.check_output(raw)
         try:
-            return convert.call_result_to_output(raw)
+            return _convert.call_result_to_output(raw)
         except ValueError as exc:
             raise ToolExecutionError(
                 f"MCP server {self.label!r}, tools/call {entry.wire_name!r}: {exc}",
@@ -440,7 +440,7 @@ class McpConnection:
         return self._secrets.redact_exception(error)
 
     def _tool_error(self, entry: McpEntry, raw: mcp_types.CallToolResult) -> ToolExecutionError:
-        text = convert.error_text(raw)
+        text = _convert.error_text(raw)
         tool = entry.wire_name
         if _errors.unknown_tool_text(text, tool):
             self._tools_changed()  # the catalog is stale: refresh the server's rows
@@ -503,7 +503,7 @@ class McpConnection:
             except Exception as exc:
                 raise self._call_error(exc, session, sent, uri, "resources/read") from exc
         try:
-            return convert.resource_contents_to_blocks(self._secrets.redact_model(result).contents)
+            return _convert.resource_contents_to_blocks(self._secrets.redact_model(result).contents)
         except ValueError as exc:
             raise ToolExecutionError(
                 f"MCP server {self.label!r}, resources/read {uri!r}: {exc}", kind=ErrorKind.UPSTREAM_ERROR, cause=exc
