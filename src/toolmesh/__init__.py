@@ -33,8 +33,9 @@ from ._errors import (
 from ._names import PROVIDER_RULES, NamePolicy, NameRule
 from ._native import NativeTool, ToolOptions, tool
 from ._output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput, to_output
-from ._registry import ToolRegistry, ToolSnapshot
+from ._registry import ToolRegistry
 from ._result import Disposition, ToolResult
+from ._snapshot import ToolSnapshot
 from ._turn import CompletedCall, TurnResult, TurnStream, run_tool_calls, stream_tool_calls
 from .hooks import (
     Defer,

@@ -12,7 +12,7 @@ from . import _arguments
 from ._calls import ToolCall
 from ._entries import DynamicEntry, Entry, McpEntry, NativeEntry
 from ._errors import ErrorKind, ToolExecutionError
-from ._registry import ToolSnapshot
+from ._snapshot import ToolSnapshot
 from .hooks import InvalidCall, InvalidCallKind
 
 

@@ -1,19 +1,20 @@
-"""ToolRegistry and ToolSnapshot: one catalog of typed rows; register, introspect, dispatch.
+"""ToolRegistry: one catalog of typed rows; register, introspect, dispatch.
 
-A registry owns its rows (and, with MCP servers, their connections). A snapshot is a
-frozen view of some rows: what one model turn advertises is exactly what it runs.
+A registry owns its rows; the MCP servers it connects are owned by its
+``mcp._servers.McpServers``, which hands it their rows. Reading rows and dispatching
+are shared with ``ToolSnapshot`` (``_snapshot``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterable, Iterator, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack, overload
 
 from opentelemetry import trace
 
 from ._capabilities import ToolCapabilities
-from ._context import ToolContext, new_call_id
+from ._context import ToolContext
 from ._definition import ToolDefinition
 from ._entries import (
     DynamicEntry,
@@ -23,14 +24,13 @@ from ._entries import (
     McpEntry,
     NativeEntry,
     describe_row,
-    is_advertised,
 )
-from ._errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError, ToolNotFoundError
-from ._execution import DispatchSettings, execute, guarded, open_span, record_outcome
+from ._errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExecutionError
+from ._execution import DispatchSettings, run_native
 from ._names import NamePolicy
 from ._native import NativeTool, ToolOptions, caller_namespace, check_options
 from ._output import ToolOutput
-from ._result import Disposition, ToolResult
+from ._snapshot import Catalog, ToolSnapshot
 from ._suggest import NameIndex
 from .mcp._servers import McpServers
 
@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from .mcp._config import McpServer
     from .mcp._connection import McpConnection
 
-__all__ = ["ToolRegistry", "ToolSnapshot"]
+__all__ = ["ToolRegistry"]
 
 
 P = ParamSpec("P")
@@ -46,99 +46,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class _Catalog:
-    """What a registry and a snapshot share: reading rows and dispatching calls."""
-
-    _rows: dict[str, Entry]
-    _settings: DispatchSettings
-    _name_index: NameIndex | None = None
-    """The names, indexed for suggestions; None until asked for, and again after any change."""
-
-    def entries(self) -> list[Entry]:
-        """The rows, in stable catalog order."""
-        return list(self._rows.values())
-
-    def names(self) -> list[str]:
-        """The model-visible names, in catalog order."""
-        return list(self._rows)
-
-    def definitions(self) -> list[ToolDefinition]:
-        """What the model is shown, in catalog order (hosted rows included; task-only rows left out)."""
-        return [row.definition for row in self._rows.values() if is_advertised(row)]
-
-    def get(self, name: str) -> Entry | None:
-        """The row named ``name``, or None (also for a name that is not a string)."""
-        return self._rows.get(name) if isinstance(name, str) else None
-
-    def __getitem__(self, name: str) -> Entry:
-        row = self.get(name)
-        if row is None:
-            raise self._missing(name)
-        return row
-
-    def __contains__(self, name: object) -> bool:
-        return isinstance(name, str) and name in self._rows
-
-    def __len__(self) -> int:
-        return len(self._rows)
-
-    def __iter__(self) -> Iterator[Entry]:
-        return iter(list(self._rows.values()))
-
-    def _missing(self, name: object) -> ToolNotFoundError:
-        """The error for a name no row has, with close names of this catalog suggested.
-
-        The names are indexed once per catalog version, so this costs well under a
-        millisecond even with tens of thousands of rows.
-        """
-        index = self._name_index
-        if index is None:
-            index = self._name_index = NameIndex(self._rows)
-        return ToolNotFoundError(name, index)
-
-    async def dispatch(
-        self,
-        name: str,
-        arguments: str | Mapping[str, Any] | None = None,
-        ctx: ToolContext[Any] | None = None,
-    ) -> ToolResult:
-        """Run the model's call of ``name`` and return its result; never raises for a bad call.
-
-        ``arguments`` is JSON text, a mapping or None (absent, empty and ``null`` mean
-        ``{}``). An unknown name (or one that is not a string), bad arguments, a timeout
-        or a failing tool each give a failed ``ToolResult``; only cancellation of the
-        awaiting task propagates.
-        """
-        try:
-            row = self._rows.get(name)
-        except TypeError:  # an unhashable name, e.g. a list
-            row = None
-        if row is None:
-            return self._not_found(name, ctx)
-        return await execute(row, arguments, ctx, self._settings)
-
-    def _not_found(self, name: object, ctx: ToolContext[Any] | None) -> ToolResult:
-        missing = self._missing(name)
-        error = ToolExecutionError(str(missing), kind=ErrorKind.NOT_FOUND)
-        call_id = ctx.call_id if ctx is not None else new_call_id()
-        return ToolResult.failure(call_id, name if isinstance(name, str) else "", "unknown", error)
-
-
-class ToolSnapshot(_Catalog):
-    """A frozen set of rows: keeps dispatching exactly what it captured."""
-
-    def __init__(
-        self, rows: Mapping[str, Entry], settings: DispatchSettings, name_index: NameIndex | None = None
-    ) -> None:
-        self._rows = dict(rows)
-        self._settings = settings
-        self._name_index = name_index
-
-    def __repr__(self) -> str:
-        return f"ToolSnapshot({len(self._rows)} rows)"
-
-
-class ToolRegistry(_Catalog):
+class ToolRegistry(Catalog):
     """One catalog of typed rows: native functions, dynamic and hosted tools, MCP servers' tools.
 
     Use it as ``async with ToolRegistry() as registry:`` when it connects MCP servers,
@@ -529,22 +437,4 @@ class ToolRegistry(_Catalog):
                 f"{label} is not registered in this registry; call registry.register({label}) first",
                 kind=ErrorKind.NOT_FOUND,
             )
-        call_ctx = ToolContext.for_call(ctx, row.name)
-        native = row.tool
-        tracer = self._settings.tracer()
-        if tracer is None:
-            return await guarded(row, call_ctx, self._settings, self._run_native, native, args, kwargs, call_ctx)
-        with open_span(tracer, row, call_ctx) as span:
-            try:
-                value = await guarded(row, call_ctx, self._settings, self._run_native, native, args, kwargs, call_ctx)
-            except ToolExecutionError as error:
-                record_outcome(span, Disposition.FAILED, error)
-                raise
-            record_outcome(span, Disposition.SUCCEEDED, None)
-            return value
-
-    @staticmethod
-    async def _run_native(
-        native: NativeTool[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any], ctx: ToolContext[Any]
-    ) -> Any:
-        return await native.run(native.validate(native.bind(args, kwargs)), ctx)
+        return await run_native(row, args, kwargs, ToolContext.for_call(ctx, row.name), self._settings)

@@ -33,8 +33,9 @@ from ._entries import Entry
 from ._errors import ConfigurationError, ErrorKind, HookError, ToolExecutionError, hook_label
 from ._invalid import argument_error, invalid_arguments, unknown_name, unparsed_arguments
 from ._output import ToolOutput
-from ._registry import ToolRegistry, ToolSnapshot
+from ._registry import ToolRegistry
 from ._result import Disposition, ToolResult
+from ._snapshot import ToolSnapshot
 from .hooks import (
     Fail,
     Hook,

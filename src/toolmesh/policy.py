@@ -27,7 +27,8 @@ from ._context import ToolContext
 from ._definition import ToolDefinition
 from ._entries import Entry, McpEntry
 from ._errors import ConfigurationError, ErrorKind, ToolmeshError
-from ._registry import ToolRegistry, ToolSnapshot
+from ._registry import ToolRegistry
+from ._snapshot import ToolSnapshot
 from .hooks import PROCEED, Hook, Refuse, ToolCallAction
 
 __all__ = [
