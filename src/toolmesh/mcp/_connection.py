@@ -32,7 +32,6 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import anyio
 import anyio.abc
 import mcp_types
-from mcp.shared.exceptions import MCPError
 
 from .._context import ToolContext
 from .._errors import ErrorKind, ServerConnectionError, ToolExecutionError
@@ -177,7 +176,7 @@ class McpConnection:
                 self._adopt(session)
                 stage = "listing tools (tools/list)"
                 with exchange() as listing:
-                    return self._redact_tools(await discover_tools(session.client, self.spec))
+                    return self._secrets.redact_tools(await discover_tools(session.client, self.spec), self.label)
         except TimeoutError:
             self._abandon(session)
             raise ServerConnectionError(
@@ -217,43 +216,7 @@ class McpConnection:
         http_status: int | None = None,
         fault: str | None = None,
     ) -> ServerConnectionError:
-        if fault is not None:  # the server wrote something unreadable: that is the reason, not the closed stream
-            error = ServerConnectionError(self.label, f"{fault} (while {stage}); fix the server's output")
-            error.__cause__ = exc
-            return error
-        if exc is None:
-            return ServerConnectionError(self.label, f"the session ended while {stage}")
-        leaf = exc
-        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-            leaf = leaf.exceptions[0]
-        mapped = _errors.classify(leaf, http_status)
-        detail = mapped.detail
-        if mapped.http_status in (401, 403):
-            hint = (
-                f"{detail} while {stage}: it refused the credentials; check the Authorization header "
-                "(headers=) or auth= on the server spec"
-            )
-        elif mapped.http_status == 404:
-            hint = f"{detail} while {stage}; check the URL's path (MCP endpoints usually end in /mcp)"
-        elif mapped.http_status is not None:
-            hint = f"{detail} while {stage}; check that the server is running and healthy"
-        elif mapped.invalid_answer:
-            hint = f"{detail} while {stage}; the server does not speak the protocol correctly"
-        elif isinstance(leaf, MCPError) and leaf.code not in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):
-            hint = f"{detail} while {stage}; the server itself reported this error"
-        elif isinstance(leaf, OSError) and self.spec.transport == "stdio":
-            hint = (
-                f"could not start {self.spec.command!r} ({type(leaf).__name__}: {leaf}); check the command and its args"
-            )
-        elif self.spec.transport == "http":
-            hint = f"{detail} while {stage}; check that the URL is right and the server is running"
-        elif self.spec.transport == "stdio":
-            hint = f"{detail} while {stage}; run the command by hand to see why it fails"
-        else:
-            hint = f"{detail} while {stage}"
-        error = ServerConnectionError(self.label, hint)
-        error.__cause__ = leaf
-        return self._secrets.redact_exception(error)
+        return self._secrets.redact_exception(_errors.connect_error(self.spec, exc, stage, http_status, fault))
 
     async def _revive(self) -> Session:
         """A live session: the current one, or a new one made by a (shared) reconnect."""
@@ -396,29 +359,6 @@ class McpConnection:
                 cause=exc,
             ) from exc
 
-    def _redact_tools(self, tools: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
-        """The listed tools with the spec's secrets starred out of descriptions and schemas.
-
-        A tool whose *name* holds a secret is left out (with a warning that does not
-        repeat the name): a starred name could not be called, and the name would reach
-        the model in its alias.
-        """
-        secrets = self._secrets
-        if not secrets:
-            return tools
-        kept = [tool for tool in tools if not secrets.found_in(tool.name)]
-        if len(kept) < len(tools):
-            logger.warning(
-                "MCP server %r: %d tool(s) whose name holds a configured secret (a header, env or URL value) "
-                "are left out",
-                self.label,
-                len(tools) - len(kept),
-            )
-        try:
-            return [secrets.redact_model(tool) for tool in kept]
-        except ValueError as exc:
-            raise ServerConnectionError(self.label, f"tools/list: {exc}") from exc
-
     def _call_error(
         self, exc: Exception, session: Session, sent: Exchange, tool: str, operation: str = "tools/call"
     ) -> ToolExecutionError:
@@ -468,7 +408,7 @@ class McpConnection:
                 session = await self._live()
                 assert session.client is not None
                 with exchange() as listing:
-                    return self._redact_tools(await discover_tools(session.client, self.spec))
+                    return self._secrets.redact_tools(await discover_tools(session.client, self.spec), self.label)
         except TimeoutError:
             raise ServerConnectionError(
                 self.label, f"tools/list did not answer within {self.spec.timeout:g}s"
