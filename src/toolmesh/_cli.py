@@ -13,14 +13,13 @@ own stderr stay out of it. Errors and server text are printed literally.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import importlib.util
 import json
 import signal
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TextIO, TypeVar, cast
@@ -28,17 +27,15 @@ from typing import Annotated, Any, NoReturn, TextIO, TypeVar, cast
 import anyio
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from . import _cli_processes
+from ._cli_render import catalog_table, result_json, result_table, row_json
 from ._cli_status import ConnectStatus
 from ._entries import Entry, McpEntry
 from ._errors import ConfigurationError, ToolmeshError
 from ._names import NamePolicy
 from ._native import NativeTool
-from ._output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink
-from ._output import Text as TextBlock
 from ._registry import ToolRegistry
 from ._result import ToolResult
 from .mcp import McpServer
@@ -126,47 +123,6 @@ def _fail(message: str, code: int = 2) -> NoReturn:
 
 def _note(message: str) -> None:
     err_console.print(Text(message), soft_wrap=True)
-
-
-def catalog_table(entries: Iterable[Entry], title: str = "Tools") -> Table:
-    """The catalog as a rich table: name, family, source, parameters, description.
-
-    Names are never wrapped: their column is as wide as the longest one, and the other
-    columns fold into what is left.
-    """
-    rows = list(entries)
-    table = Table(title=title, show_lines=False)
-    sources = [f"{row.server}:{row.wire_name}" if isinstance(row, McpEntry) else "-" for row in rows]
-    table.add_column("name", no_wrap=True, min_width=max((len(row.name) for row in rows), default=4))
-    table.add_column("kind", no_wrap=True)
-    table.add_column("source", no_wrap=True, min_width=max((len(source) for source in sources), default=6))
-    for column in ("parameters", "description"):
-        table.add_column(column, overflow="fold")
-    for row, source in zip(rows, sources, strict=True):
-        props = row.definition.parameters.get("properties") or {}
-        required = set(row.definition.parameters.get("required") or ())
-        params = ", ".join(f"{name}{'*' if name in required else ''}" for name in props)
-        description = (row.definition.description or "").strip().splitlines()
-        summary = description[0] if description else ""
-        table.add_row(Text(row.name), row.kind, Text(source), Text(params or "-"), Text(summary))
-    return table
-
-
-def result_table(results: Iterable[tuple[str, ToolResult]]) -> Table:
-    """Calls and their results: what the model is shown, and the error kind when it failed."""
-    table = Table(title="Calls", show_lines=True)
-    for column in ("call", "disposition", "error kind", "the model sees", "ms"):
-        table.add_column(column, overflow="fold")
-    for label, result in results:
-        style = "green" if result.ok else "red"
-        table.add_row(
-            Text(label),
-            Text(result.disposition.value, style=style),
-            result.error.kind.value if result.error is not None else "-",
-            Text(result.presentation.as_text()),
-            f"{result.duration * 1000:.2f}",
-        )
-    return table
 
 
 def _load_object(spec: str) -> Any:
@@ -351,7 +307,7 @@ def tools(
 
     rows = _run(sources, run)
     if as_json:
-        print(json.dumps([_row_json(row) for row in rows], indent=2, ensure_ascii=False))
+        print(json.dumps([row_json(row) for row in rows], indent=2, ensure_ascii=False))
     elif names_only:
         for row in rows:
             print(row.name)
@@ -376,19 +332,6 @@ def _print_catalog(rows: list[Entry]) -> None:
             console.print(Text(row.name, style="bold"), soft_wrap=True)
             source = f"{row.server}:{row.wire_name}" if isinstance(row, McpEntry) else "native"
             console.print(Text(f"  {source}" + (f" — {description[0]}" if description else "")))
-
-
-def _row_json(row: Entry) -> dict[str, Any]:
-    definition = row.definition
-    return {
-        "name": row.name,
-        "kind": row.kind,
-        "server": row.server if isinstance(row, McpEntry) else None,
-        "wire_name": row.wire_name if isinstance(row, McpEntry) else None,
-        "description": definition.description,
-        "parameters": definition.parameters,
-        "output_schema": definition.output_schema,
-    }
 
 
 @app.command()
@@ -426,46 +369,6 @@ def call(
         console.print(result_table([(name, result)]))
     if not result.ok:
         raise typer.Exit(1)
-
-
-def result_json(result: ToolResult) -> dict[str, Any]:
-    """The whole result as JSON-able values: what ``toolmesh call --json`` prints."""
-    error = result.error
-    return {
-        "call_id": result.call_id,
-        "name": result.name,
-        "kind": result.kind,
-        "disposition": result.disposition.value,
-        "error": None
-        if error is None
-        else {
-            "kind": error.kind.value,
-            "message": error.message,
-            "retryable": error.retryable,
-            "code": error.code,
-            "http_status": error.http_status,
-            "model_feedback": error.model_feedback,
-        },
-        "output": {"blocks": [_block_json(b) for b in result.output], "structured": result.output.structured},
-        "presentation": result.presentation.as_text(),
-        "duration": result.duration,
-    }
-
-
-def _block_json(block: ContentBlock) -> dict[str, Any]:
-    match block:
-        case TextBlock(text=text):
-            return {"type": "text", "text": text}
-        case Json(value=value):
-            return {"type": "json", "value": value}
-        case Image() | Audio():
-            return {"type": block.type, "mime_type": block.mime_type, "data": block.base64}
-        case ResourceLink():
-            return {"type": block.type, **dataclasses.asdict(block)}
-        case EmbeddedResource(uri=uri, mime_type=mime, text=text, blob=blob):
-            data = {"blob": base64.b64encode(blob).decode("ascii")} if blob is not None else {"text": text}
-            return {"type": block.type, "uri": uri, "mime_type": mime, **data}
-    raise AssertionError(block)  # pragma: no cover
 
 
 def export_tools(registry: ToolRegistry, provider: str, *, strict: bool = False) -> list[Any]:
