@@ -12,8 +12,8 @@ from . import _arguments
 from ._calls import ToolCall
 from ._entries import DynamicEntry, Entry, McpEntry, NativeEntry
 from ._errors import ErrorKind, ToolExecutionError
+from ._hook_actions import InvalidCall, InvalidCallKind
 from ._snapshot import ToolSnapshot
-from .hooks import InvalidCall, InvalidCallKind
 
 
 def unknown_name(snapshot: ToolSnapshot, call: ToolCall) -> InvalidCall:

@@ -15,8 +15,8 @@ from ._calls import ToolCall
 from ._context import ToolContext
 from ._entries import Entry
 from ._errors import ConfigurationError, ErrorKind
+from ._hook_actions import PROCEED, Hook, Refuse, ToolCallAction
 from ._policy_rules import matcher
-from .hooks import PROCEED, Hook, Refuse, ToolCallAction
 
 __all__ = ["ArgumentSizeLimit", "ConcurrencyLimit", "RateLimit"]
 

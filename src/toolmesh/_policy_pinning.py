@@ -12,9 +12,9 @@ from ._context import ToolContext
 from ._definition import ToolDefinition
 from ._entries import Entry
 from ._errors import ToolmeshError
+from ._hook_actions import PROCEED, Hook, Refuse, ToolCallAction
 from ._registry import ToolRegistry
 from ._snapshot import ToolSnapshot
-from .hooks import PROCEED, Hook, Refuse, ToolCallAction
 
 __all__ = ["DefinitionPinning", "definition_digest"]
 

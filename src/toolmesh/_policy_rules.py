@@ -17,7 +17,7 @@ from ._capabilities import ToolAnnotations
 from ._context import ToolContext
 from ._entries import Entry, McpEntry
 from ._errors import ConfigurationError
-from .hooks import PROCEED, Hook, Refuse, ToolCallAction
+from ._hook_actions import PROCEED, Hook, Refuse, ToolCallAction
 
 __all__ = ["AllowServers", "AllowTools", "DenyAnnotated", "DenyServers", "DenyTools", "DenyWhere", "matcher"]
 

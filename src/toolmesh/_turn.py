@@ -31,24 +31,13 @@ from ._calls import ToolCall
 from ._context import ToolContext
 from ._entries import Entry
 from ._errors import ConfigurationError, ErrorKind, HookError, ToolExecutionError, hook_label
+from ._hook_actions import Fail, Hook, InvalidCall, Refuse, Repair, SkipWith, StopTurn
+from ._hook_stack import HookStack, InvalidDecision, arguments_json, as_output
 from ._invalid import argument_error, invalid_arguments, unknown_name, unparsed_arguments
 from ._output import ToolOutput
 from ._registry import ToolRegistry
 from ._result import Disposition, ToolResult
 from ._snapshot import ToolSnapshot
-from .hooks import (
-    Fail,
-    Hook,
-    HookStack,
-    InvalidCall,
-    InvalidDecision,
-    Refuse,
-    Repair,
-    SkipWith,
-    StopTurn,
-    _arguments_json,
-    _as_output,
-)
 
 __all__ = ["CompletedCall", "TurnResult", "TurnStream", "run_tool_calls", "stream_tool_calls"]
 
@@ -360,7 +349,7 @@ class _Turn:
             case Repair(name=name, arguments=arguments):
                 fixed = call if name is None else replace(call, name=name)
                 if arguments is not None:
-                    fixed = _arguments_json(fixed, arguments, decision.hook, "on_invalid_tool_call")
+                    fixed = arguments_json(fixed, arguments, decision.hook, "on_invalid_tool_call")
                 return await self._attempt(fixed, ctx, repaired=True)
             case SkipWith():
                 return call, _skipped(call, kind, decision.action)
@@ -428,5 +417,5 @@ class _Turn:
 def _skipped(call: ToolCall, kind: str, action: SkipWith) -> ToolResult:
     if action.result is not None:
         return action.result if action.result.call_id == call.id else replace(action.result, call_id=call.id)
-    output = _as_output(action.output if action.output is not None else ToolOutput())
+    output = as_output(action.output if action.output is not None else ToolOutput())
     return ToolResult(call.id, call.name, kind, Disposition.SKIPPED, output, output)

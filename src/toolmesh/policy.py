@@ -16,10 +16,10 @@ from typing import Any
 from ._calls import ToolCall
 from ._context import ToolContext
 from ._entries import Entry
+from ._hook_actions import PROCEED, Hook, Refuse, ToolCallAction
 from ._policy_limits import ArgumentSizeLimit, ConcurrencyLimit, RateLimit
 from ._policy_pinning import DefinitionPinning, definition_digest
 from ._policy_rules import AllowServers, AllowTools, DenyAnnotated, DenyServers, DenyTools, DenyWhere
-from .hooks import PROCEED, Hook, Refuse, ToolCallAction
 
 __all__ = [
     "AllowServers",
