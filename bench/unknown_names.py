@@ -28,8 +28,7 @@ import time
 
 import anyio
 
-from toolmesh import ToolCall, ToolRegistry
-from toolmesh.turn import run_tool_calls
+from toolmesh import ToolCall, ToolRegistry, run_tool_calls
 
 _VERBS = ["get", "list", "create", "update", "delete", "search", "read", "write", "fetch", "run"]
 _NOUNS = ["issue", "file", "user", "repo", "comment", "page", "record", "event", "table", "branch"]

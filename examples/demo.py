@@ -17,7 +17,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from tools import registry
 
 from toolmesh import McpServer, ToolContext
-from toolmesh.cli import catalog_table, result_table
+from toolmesh._cli import catalog_table, result_table
 
 HERE = Path(__file__).resolve().parent
 NOTES = McpServer.stdio("notes", sys.executable, [str(HERE / "notes_server.py")], timeout=30, call_timeout=20)

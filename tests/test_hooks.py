@@ -13,6 +13,7 @@ from _docs import DOCS, page_blocks
 from toolmesh import (
     ConfigurationError,
     Disposition,
+    Entry,
     ErrorKind,
     Json,
     Text,
@@ -22,8 +23,8 @@ from toolmesh import (
     ToolOutput,
     ToolRegistry,
     ToolResult,
+    run_tool_calls,
 )
-from toolmesh.entries import Entry
 from toolmesh.hooks import (
     Defer,
     Fail,
@@ -44,7 +45,6 @@ from toolmesh.hooks import (
     ToolResultAction,
 )
 from toolmesh.policy import DenyTools
-from toolmesh.turn import run_tool_calls
 
 
 class Calls:

@@ -22,21 +22,21 @@ from hypothesis import strategies as st
 from mcp.server import Server
 
 from toolmesh import (
+    PROVIDER_RULES,
     Disposition,
     ErrorKind,
+    McpEntry,
     NameCollisionError,
     NamePolicy,
     ToolCall,
     ToolContext,
+    ToolOutput,
     ToolRegistry,
     ToolResult,
     tool,
 )
-from toolmesh.entries import McpEntry
 from toolmesh.mcp import McpServer
-from toolmesh.mcp.catalog import build_rows, discover_tools
-from toolmesh.names import PROVIDER_RULES
-from toolmesh.output import ToolOutput
+from toolmesh.mcp._catalog import build_rows, discover_tools
 from toolmesh.providers import anthropic, gemini, openai, openai_responses
 
 # -- strategies ---------------------------------------------------------------------
@@ -213,7 +213,7 @@ def test_any_arguments_never_make_a_provider_parser_raise(provider: str, argumen
 @HYPOTHESIS
 @given(arguments=ARGUMENTS, name=st.one_of(st.sampled_from(["echo", "dyn"]), NAMES))
 def test_parsed_calls_run_in_a_turn_without_raising(arguments: Any, name: Any) -> None:
-    from toolmesh.turn import run_tool_calls
+    from toolmesh import run_tool_calls
 
     (call,) = _parse("anthropic", name, "c1", arguments)
     (result,) = anyio.run(run_tool_calls, SNAPSHOT, [call])

@@ -21,7 +21,7 @@ from toolmesh import (
 )
 from toolmesh._execution import DispatchSettings, call_timeout
 from toolmesh._hot_path import global_tracer_provider, one_block_constructor, slot_constructor
-from toolmesh.result import new_result
+from toolmesh._result import new_result
 
 
 def test_new_result_is_the_same_result_as_the_dataclass_constructor() -> None:

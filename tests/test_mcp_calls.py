@@ -28,7 +28,7 @@ from toolmesh import (
     ToolContext,
     ToolRegistry,
 )
-from toolmesh.result import MCP_ARGUMENTS, MCP_META, MCP_RESULT, MCP_SERVER_LABEL, MCP_WIRE_NAME
+from toolmesh.mcp import MCP_ARGUMENTS, MCP_META, MCP_RESULT, MCP_SERVER_LABEL, MCP_WIRE_NAME
 
 TRANSPORTS = ["demo", "web"]
 """Row prefixes: ``demo`` is the stdio server, ``web`` the Streamable HTTP one."""

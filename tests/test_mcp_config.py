@@ -10,9 +10,8 @@ from typing import Any
 import httpx2
 import pytest
 
-from toolmesh.errors import ConfigurationError
-from toolmesh.mcp import McpServer, ServerConfigError, check_allowed_hosts
-from toolmesh.mcp.config import redact_url
+from toolmesh import ConfigurationError
+from toolmesh.mcp import McpServer, ServerConfigError, check_allowed_hosts, redact_url
 
 SECRET = "sk-very-secret-value"
 

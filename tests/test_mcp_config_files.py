@@ -11,8 +11,7 @@ from typing import Any
 
 import pytest
 
-from toolmesh.mcp import McpServer, ServerConfigError, check_allowed_hosts
-from toolmesh.mcp.config import redact_url
+from toolmesh.mcp import McpServer, ServerConfigError, check_allowed_hosts, redact_url
 
 TOKEN = "tok-0123456789abcdef"
 

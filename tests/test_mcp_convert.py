@@ -1,4 +1,4 @@
-"""mcp_types <-> toolmesh conversions (toolmesh.mcp.convert), on the SDK's own wire types."""
+"""mcp_types <-> toolmesh conversions (toolmesh.mcp._convert), on the SDK's own wire types."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import mcp_types as t
 import pytest
 
 from toolmesh import Audio, EmbeddedResource, Image, Json, ResourceLink, TaskSupport, Text
-from toolmesh.mcp.convert import (
+from toolmesh._output import presentation_of
+from toolmesh.mcp._convert import (
     call_result_to_output,
     error_text,
     resource_contents_to_blocks,
@@ -16,7 +17,6 @@ from toolmesh.mcp.convert import (
     tool_definition,
     tool_title,
 )
-from toolmesh.output import presentation_of
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
 WAV = b"RIFF....WAVEfmt "

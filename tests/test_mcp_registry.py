@@ -43,8 +43,7 @@ from toolmesh import (
     ToolRegistry,
     tool,
 )
-from toolmesh.mcp import McpServer
-from toolmesh.result import MCP_SERVER_LABEL
+from toolmesh.mcp import MCP_SERVER_LABEL, McpServer
 
 SPECIAL = {
     "FIXTURE_WEIRD_NAMES": "1",

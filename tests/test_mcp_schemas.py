@@ -27,13 +27,12 @@ from toolmesh import (
     ToolCapabilities,
     ToolContext,
     ToolRegistry,
+    run_tool_calls,
 )
 from toolmesh.hooks import Hook, InvalidCall, InvalidToolCallAction, Repair
-from toolmesh.mcp import McpServer
+from toolmesh.mcp import MCP_RESULT, McpServer
 from toolmesh.policy import DenyAnnotated
 from toolmesh.providers import openai as openai_chat
-from toolmesh.result import MCP_RESULT
-from toolmesh.turn import run_tool_calls
 
 SCHEMA = FIXTURES / "schema_server.py"
 EVIL = "a" * 40 + "b"

@@ -7,8 +7,7 @@ import re
 
 import pytest
 
-from toolmesh.errors import ConfigurationError, NameCollisionError
-from toolmesh.names import PROVIDER_RULES, NamePolicy, NameRule
+from toolmesh import PROVIDER_RULES, ConfigurationError, NameCollisionError, NamePolicy, NameRule
 
 # -- the rules, case by case ---------------------------------------------------------
 

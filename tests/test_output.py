@@ -14,12 +14,12 @@ from toolmesh import (
     EmbeddedResource,
     Image,
     Json,
+    OutputConversionError,
     ResourceLink,
     Text,
     ToolOutput,
     to_output,
 )
-from toolmesh.output import OutputConversionError
 
 PNG = b"\x89PNG\r\n\x1a\nfake"
 

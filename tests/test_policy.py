@@ -12,6 +12,7 @@ from _mcp import demo_in_process
 from toolmesh import (
     ConfigurationError,
     Disposition,
+    Entry,
     ErrorKind,
     ToolAnnotations,
     ToolCall,
@@ -21,8 +22,8 @@ from toolmesh import (
     ToolExecutionError,
     ToolmeshError,
     ToolRegistry,
+    run_tool_calls,
 )
-from toolmesh.entries import Entry
 from toolmesh.hooks import Fail, Hook, InvalidCall, InvalidToolCallAction
 from toolmesh.policy import (
     AllowServers,
@@ -38,7 +39,6 @@ from toolmesh.policy import (
     RequireApproval,
     definition_digest,
 )
-from toolmesh.turn import run_tool_calls
 
 
 def dispositions(results: Any) -> list[str]:

@@ -8,11 +8,10 @@ import anyio
 import pytest
 
 from _servers import FIXTURES, stdio_params
-from toolmesh import EmbeddedResource, Json, Text, ToolOutput, ToolRegistry, tool
-from toolmesh.entries import McpEntry
+from toolmesh import EmbeddedResource, Json, McpEntry, Text, ToolOutput, ToolRegistry, tool
+from toolmesh._output import truncate_presentation
 from toolmesh.mcp import McpServer, ServerConfigError
-from toolmesh.mcp.config import DEFAULT_MAX_PRESENTATION_CHARS
-from toolmesh.output import truncate_presentation
+from toolmesh.mcp._config import DEFAULT_MAX_PRESENTATION_CHARS
 
 ECHO = FIXTURES / "echo_server.py"
 NOTE = re.compile(r"\n\[truncated: ([\d,]+) of ([\d,]+) characters not shown; the full output was kept for the host\]$")

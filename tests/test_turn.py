@@ -17,9 +17,11 @@ from toolmesh import (
     ToolExecutionError,
     ToolRegistry,
     ToolResult,
+    TurnResult,
+    run_tool_calls,
+    stream_tool_calls,
 )
 from toolmesh.hooks import Hook, StopTurn, ToolResultAction
-from toolmesh.turn import TurnResult, run_tool_calls, stream_tool_calls
 
 
 class InFlight:

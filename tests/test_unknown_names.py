@@ -10,8 +10,7 @@ from typing import Any
 
 import pytest
 
-from toolmesh import ErrorKind, ToolCall, ToolNotFoundError, ToolRegistry, tool
-from toolmesh.turn import run_tool_calls
+from toolmesh import ErrorKind, ToolCall, ToolNotFoundError, ToolRegistry, run_tool_calls, tool
 
 
 @tool

@@ -4,15 +4,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .calls import ToolCall
-from .capabilities import IoMode, TaskSupport, ToolAnnotations, ToolCapabilities
-from .context import FromContext, ToolContext
-from .definition import ToolDefinition
-from .entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
-from .errors import (
+from ._calls import ToolCall
+from ._capabilities import IoMode, TaskSupport, ToolAnnotations, ToolCapabilities
+from ._context import (
+    ElicitationCallback,
+    FromContext,
+    PartialCallback,
+    ProgressCallback,
+    SamplingCallback,
+    ToolContext,
+)
+from ._definition import ToolDefinition
+from ._entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
+from ._errors import (
     ConfigurationError,
+    DynamicSchemaError,
     ErrorKind,
+    HookError,
     NameCollisionError,
+    OutputConversionError,
     ServerConnectionError,
     ToolExecutionError,
     ToolmeshError,
@@ -20,11 +30,17 @@ from .errors import (
     UnsupportedContentError,
     UnsupportedToolError,
 )
+from ._names import PROVIDER_RULES, NamePolicy, NameRule
+from ._native import NativeTool, ToolOptions, tool
+from ._output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput, to_output
+from ._registry import ToolRegistry
+from ._result import Disposition, ToolResult
+from ._snapshot import ToolSnapshot
+from ._turn import CompletedCall, TurnResult, TurnStream, run_tool_calls, stream_tool_calls
 from .hooks import (
     Defer,
     Fail,
     Hook,
-    HookError,
     HookStack,
     InvalidCall,
     InvalidCallKind,
@@ -41,12 +57,6 @@ from .hooks import (
     ToolResultAction,
 )
 from .mcp import McpServer, ServerConfigError
-from .names import PROVIDER_RULES, NamePolicy, NameRule
-from .native import NativeTool, ToolOptions, tool
-from .output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput, to_output
-from .registry import ToolRegistry, ToolSnapshot
-from .result import Disposition, ToolResult
-from .turn import CompletedCall, TurnResult, TurnStream, run_tool_calls, stream_tool_calls
 
 __all__ = [
     "Audio",
@@ -57,6 +67,8 @@ __all__ = [
     "Defer",
     "Disposition",
     "DynamicEntry",
+    "DynamicSchemaError",
+    "ElicitationCallback",
     "EmbeddedResource",
     "Entry",
     "ErrorKind",
@@ -81,7 +93,10 @@ __all__ = [
     "NameRule",
     "NativeEntry",
     "NativeTool",
+    "OutputConversionError",
+    "PartialCallback",
     "Proceed",
+    "ProgressCallback",
     "PROVIDER_RULES",
     "Refuse",
     "Repair",
@@ -89,6 +104,7 @@ __all__ = [
     "RewriteArguments",
     "RewritePresentation",
     "run_tool_calls",
+    "SamplingCallback",
     "ServerConfigError",
     "ServerConnectionError",
     "SkipWith",
@@ -120,9 +136,9 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .mcp.connection import ConnectionState, McpConnection
+    from .mcp._connection import ConnectionState, McpConnection
 
-_LAZY = {"ConnectionState": "toolmesh.mcp.connection", "McpConnection": "toolmesh.mcp.connection"}
+_LAZY = {"ConnectionState": "toolmesh.mcp._connection", "McpConnection": "toolmesh.mcp._connection"}
 
 
 def __getattr__(name: str) -> Any:

@@ -14,7 +14,7 @@ from typing import Any
 
 import pydantic
 
-from .errors import ErrorKind, ToolExecutionError
+from ._errors import ErrorKind, ToolExecutionError
 
 _NULLISH = frozenset({"", "null"})
 

@@ -1,4 +1,4 @@
-"""The ``toolmesh`` command's last resort: kill the process groups of its stdio servers.
+"""The ``toolmesh`` command and Ctrl-C: the first stops servers in order, a second kills their groups.
 
 The SDK starts every stdio server in a new session (``start_new_session=True``), so a
 terminal's Ctrl-C never reaches it and only the registry's orderly close stops it. When
@@ -15,9 +15,15 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
-__all__ = ["kill_server_groups", "server_groups"]
+import anyio
+
+__all__ = ["interrupts", "kill_server_groups", "server_groups", "watch_interrupts"]
 
 
 def server_groups() -> set[int]:
@@ -63,3 +69,34 @@ def _processes() -> list[tuple[int, int, int]]:
         return []
     rows = (line.split() for line in listing.splitlines())
     return [(int(r[0]), int(r[1]), int(r[2])) for r in rows if len(r) == 3 and all(x.isdigit() for x in r)]
+
+
+@contextmanager
+def interrupts() -> Iterator[Any]:
+    """SIGINT as a stream (POSIX main thread only), so Ctrl-C never interrupts a cleanup midway."""
+    if sys.platform == "win32":
+        yield None
+        return
+    try:
+        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        signals = receiver.__enter__()
+    except (RuntimeError, ValueError, NotImplementedError):  # not the main thread
+        yield None
+        return
+    try:
+        yield signals
+    finally:
+        receiver.__exit__(None, None, None)
+
+
+async def watch_interrupts(signals: Any, work_scope: anyio.CancelScope, note: Callable[[str], None]) -> None:
+    """The first Ctrl-C cancels ``work_scope`` (an orderly stop); each later one kills the servers' groups."""
+    count = 0
+    async for _ in signals:
+        count += 1
+        if count == 1:
+            note("interrupted: stopping the servers… (press Ctrl-C again to kill them now)")
+            work_scope.cancel()
+        else:
+            killed = kill_server_groups()
+            note(f"killed {killed} server process group{'s' * (killed != 1)}")

@@ -17,12 +17,13 @@ from typing import Any, TypeVar
 import anyio
 from opentelemetry import trace
 
+from ._context import ToolContext
+from ._entries import Entry, NativeEntry
+from ._errors import ErrorKind, OutputConversionError, ToolExecutionError
 from ._hot_path import global_tracer_provider
-from .context import ToolContext
-from .entries import Entry
-from .errors import ErrorKind, ToolExecutionError
-from .output import OutputConversionError, ToolOutput, presentation_of, truncate_presentation
-from .result import Disposition, ToolResult, new_result
+from ._native import NativeTool
+from ._output import ToolOutput, presentation_of, truncate_presentation
+from ._result import Disposition, ToolResult, new_result
 
 logger = logging.getLogger("toolmesh")
 
@@ -212,3 +213,34 @@ async def _execute(
         ctx.metadata or _EMPTY,
         perf_counter() - start,
     )
+
+
+async def run_native(
+    row: NativeEntry,
+    args: tuple[Any, ...],
+    kwargs: Mapping[str, Any],
+    ctx: ToolContext[Any],
+    settings: DispatchSettings,
+) -> Any:
+    """``registry.dispatch_native``: the tool's own return value, or a raised ``ToolExecutionError``.
+
+    The Python arguments are bound and validated by the tool's argument model, and the
+    call runs under the row's timeout and tracing, as ``execute`` runs a model's call.
+    """
+    tracer = settings.tracer()
+    if tracer is None:
+        return await guarded(row, ctx, settings, _run_native, row.tool, args, kwargs, ctx)
+    with open_span(tracer, row, ctx) as span:
+        try:
+            value = await guarded(row, ctx, settings, _run_native, row.tool, args, kwargs, ctx)
+        except ToolExecutionError as error:
+            record_outcome(span, Disposition.FAILED, error)
+            raise
+        record_outcome(span, Disposition.SUCCEEDED, None)
+        return value
+
+
+async def _run_native(
+    native: NativeTool[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any], ctx: ToolContext[Any]
+) -> Any:
+    return await native.run(native.validate(native.bind(args, kwargs)), ctx)

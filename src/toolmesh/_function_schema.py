@@ -22,9 +22,9 @@ import pydantic
 import pydantic.fields
 from pydantic.json_schema import GenerateJsonSchema
 
-from .context import FromContext, ToolContext
-from .errors import ConfigurationError
-from .output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput
+from ._context import FromContext, ToolContext
+from ._errors import ConfigurationError
+from ._output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput
 
 __all__ = ["CallMode", "FunctionSchema", "function_schema", "output_schema"]
 

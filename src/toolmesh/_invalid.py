@@ -9,11 +9,11 @@ can never reject a call that dispatch would accept. What only the server can rej
 from __future__ import annotations
 
 from . import _arguments
-from .calls import ToolCall
-from .entries import DynamicEntry, Entry, McpEntry, NativeEntry
-from .errors import ErrorKind, ToolExecutionError
-from .hooks import InvalidCall, InvalidCallKind
-from .registry import ToolSnapshot
+from ._calls import ToolCall
+from ._entries import DynamicEntry, Entry, McpEntry, NativeEntry
+from ._errors import ErrorKind, ToolExecutionError
+from ._hook_actions import InvalidCall, InvalidCallKind
+from ._snapshot import ToolSnapshot
 
 
 def unknown_name(snapshot: ToolSnapshot, call: ToolCall) -> InvalidCall:

@@ -10,8 +10,7 @@ import pytest
 from _hostile import raw_stdio
 
 from _mcp import child_pids, lowlevel_stdio
-from toolmesh import McpEntry, ToolRegistry
-from toolmesh.errors import ServerConnectionError
+from toolmesh import McpEntry, ServerConnectionError, ToolRegistry
 
 
 def _rows(registry: ToolRegistry, label: str) -> list[McpEntry]:

@@ -13,8 +13,7 @@ import pytest
 from _hostile import CALL_TIMEOUT, FAST, RAW, raw_http
 
 from _servers import http_server
-from toolmesh import ErrorKind, ToolContext, ToolExecutionError, ToolRegistry, ToolResult
-from toolmesh.errors import ServerConnectionError
+from toolmesh import ErrorKind, ServerConnectionError, ToolContext, ToolExecutionError, ToolRegistry, ToolResult
 
 
 async def _echo_ok(registry: ToolRegistry) -> None:

@@ -9,11 +9,19 @@ import pytest
 from _provider_support import PNG, assert_sdk_shape, make_registry
 from anthropic.types import Message, MessageParam, ToolUnionParam
 
-from toolmesh import Audio, EmbeddedResource, ToolCall, ToolDefinition, ToolOutput, ToolRegistry, ToolResult
+from toolmesh import (
+    Audio,
+    Disposition,
+    EmbeddedResource,
+    ToolCall,
+    ToolDefinition,
+    ToolOutput,
+    ToolRegistry,
+    ToolResult,
+    run_tool_calls,
+)
 from toolmesh.providers import UnsupportedContentError, UnsupportedToolError
 from toolmesh.providers import anthropic as claude
-from toolmesh.result import Disposition
-from toolmesh.turn import run_tool_calls
 
 
 def message(*blocks: dict[str, Any]) -> Message:

@@ -9,6 +9,8 @@ import textwrap
 import pytest
 
 from toolmesh import (
+    ConfigurationError,
+    Disposition,
     EmbeddedResource,
     ErrorKind,
     Json,
@@ -16,14 +18,13 @@ from toolmesh import (
     Text,
     ToolDefinition,
     ToolExecutionError,
+    ToolmeshError,
     ToolOutput,
     ToolRegistry,
     ToolResult,
 )
-from toolmesh.errors import ConfigurationError, ToolmeshError
 from toolmesh.providers import UnsupportedContentError, UnsupportedToolError, anthropic, gemini, openai_responses
 from toolmesh.providers import openai as chat
-from toolmesh.result import Disposition
 
 EMPTY = {"type": "object", "properties": {}}
 

@@ -9,10 +9,18 @@ import pytest
 from _provider_support import PNG, make_registry
 from google.genai import types
 
-from toolmesh import Audio, Json, ToolCall, ToolDefinition, ToolOutput, ToolRegistry, ToolResult
+from toolmesh import (
+    Audio,
+    Disposition,
+    Json,
+    ToolCall,
+    ToolDefinition,
+    ToolOutput,
+    ToolRegistry,
+    ToolResult,
+    run_tool_calls,
+)
 from toolmesh.providers import UnsupportedContentError, UnsupportedToolError, gemini
-from toolmesh.result import Disposition
-from toolmesh.turn import run_tool_calls
 
 
 def generated(*parts: dict[str, Any]) -> types.GenerateContentResponse:

@@ -9,9 +9,8 @@ from typing import Any
 import pytest
 from _provider_support import make_registry
 
-from toolmesh import ErrorKind, ToolCall
+from toolmesh import ErrorKind, ToolCall, run_tool_calls
 from toolmesh.providers import anthropic, gemini, openai, openai_responses
-from toolmesh.turn import run_tool_calls
 
 HUGE = "1" * 5_000
 DEEP_TEXT = '{"x": ' + "[" * 100_000 + "]" * 100_000 + "}"

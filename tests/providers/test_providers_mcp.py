@@ -13,10 +13,9 @@ from openai.types.chat import ChatCompletion, ChatCompletionFunctionToolParam, C
 from openai.types.responses import Response, ResponseInputItemParam, ToolParam
 
 from _mcp import demo_in_process
-from toolmesh import NamePolicy, ToolRegistry, ToolSnapshot
+from toolmesh import NamePolicy, ToolRegistry, ToolSnapshot, run_tool_calls
 from toolmesh.providers import UnsupportedContentError, anthropic, gemini, openai_responses
 from toolmesh.providers import openai as chat
-from toolmesh.turn import run_tool_calls
 
 CALLS = [
     ("c_img", "demo__image", {}),

@@ -13,10 +13,9 @@ from openai.types.chat import (
     ChatCompletionToolMessageParam,
 )
 
-from toolmesh import ToolCall, ToolContext, ToolDefinition, ToolRegistry
+from toolmesh import ToolCall, ToolContext, ToolDefinition, ToolRegistry, run_tool_calls
 from toolmesh.providers import UnsupportedContentError, UnsupportedToolError
 from toolmesh.providers import openai as chat
-from toolmesh.turn import run_tool_calls
 
 
 def completion(*tool_calls: tuple[str, str, str]) -> ChatCompletion:

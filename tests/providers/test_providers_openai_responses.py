@@ -8,11 +8,19 @@ import pytest
 from _provider_support import PNG, assert_sdk_shape, make_registry
 from openai.types.responses import Response, ResponseInputItemParam, ToolParam
 
-from toolmesh import Audio, EmbeddedResource, ToolCall, ToolDefinition, ToolOutput, ToolRegistry, ToolResult
+from toolmesh import (
+    Audio,
+    Disposition,
+    EmbeddedResource,
+    ToolCall,
+    ToolDefinition,
+    ToolOutput,
+    ToolRegistry,
+    ToolResult,
+    run_tool_calls,
+)
 from toolmesh.providers import UnsupportedContentError, UnsupportedToolError
 from toolmesh.providers import openai_responses as responses
-from toolmesh.result import Disposition
-from toolmesh.turn import run_tool_calls
 
 
 def response(*calls: tuple[str, str, str]) -> Response:

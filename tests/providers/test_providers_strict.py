@@ -10,10 +10,9 @@ import pytest
 from _provider_support import assert_sdk_shape
 from openai.types.responses import FunctionToolParam
 
-from toolmesh import ToolRegistry, tool
+from toolmesh import ToolRegistry, run_tool_calls, tool
 from toolmesh.providers import openai_responses as responses
 from toolmesh.providers._strict import drop_optional_nulls, strict_parameters
-from toolmesh.turn import run_tool_calls
 
 
 class Color(StrEnum):

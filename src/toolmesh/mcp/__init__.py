@@ -4,21 +4,30 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .config import McpServer, McpServerOptions, ServerConfigError, check_allowed_hosts
+from .._errors import ServerConfigError
+from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT, MCP_SERVER_LABEL, MCP_WIRE_NAME
+from ._config import McpServer, McpServerOptions
+from ._hosts import check_allowed_hosts, redact_url
 
 if TYPE_CHECKING:
-    from .connection import ConnectionState, McpConnection
+    from ._connection import ConnectionState, McpConnection
 
 __all__ = [
+    "MCP_ARGUMENTS",
+    "MCP_META",
+    "MCP_RESULT",
+    "MCP_SERVER_LABEL",
+    "MCP_WIRE_NAME",
     "ConnectionState",
     "McpConnection",
     "McpServer",
     "McpServerOptions",
     "ServerConfigError",
     "check_allowed_hosts",
+    "redact_url",
 ]
 
-_LAZY = {"ConnectionState": "connection", "McpConnection": "connection"}
+_LAZY = {"ConnectionState": "_connection", "McpConnection": "_connection"}
 """Names whose modules import the MCP SDK's client (~0.4 s): loaded on first use only."""
 
 

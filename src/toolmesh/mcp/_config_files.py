@@ -1,7 +1,7 @@
 """The ``mcpServers`` JSON files MCP hosts write, read into ``McpServer`` specs.
 
-One pydantic model per shape (the document, one server entry); a validation error is
-translated into a ``ServerConfigError`` naming the file, the server, the key and the fix.
+The accepted keys and their validation live in ``_config_keys``; an error names the
+file, the server, the key and the fix.
 Keys that only matter to another host (Cline's ``transportType``, VS Code's ``dev``, an
 approval list, a ``description``) are ignored with a debug log; any other unknown key is
 an error, so a typo never passes silently.
@@ -13,19 +13,19 @@ characters in a command, its arguments or its environment are errors at load.
 
 from __future__ import annotations
 
-import difflib
 import json
 import logging
 import os
 import re
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any
 
-from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
-
-from ..names import PROVIDER_RULES
-from .config import DEFAULT_MAX_CONFIG_BYTES, McpServer, ServerConfigError, Transport, check_allowed_hosts
+from .._errors import ServerConfigError
+from .._names import PROVIDER_RULES
+from ._config import DEFAULT_MAX_CONFIG_BYTES, McpServer, Transport
+from ._config_keys import IGNORED, OPTIONS, TYPES, Document, ServerEntry, Switch, json_type, spellings, validate
+from ._hosts import check_allowed_hosts
 
 __all__ = ["DEFAULT_MAX_CONFIG_BYTES", "label_for", "load_config"]
 
@@ -35,123 +35,6 @@ _LABEL_RULE = PROVIDER_RULES["openai"]
 """A label is what the OpenAI rule accepts (1-64 of ``A-Za-z0-9_-``), so its sanitizer applies."""
 
 
-def _both(camel: str, snake: str) -> Any:
-    return Field(None, validation_alias=AliasChoices(camel, snake))
-
-
-class _Document(BaseModel):
-    """The file: ``mcpServers`` (Claude Desktop, Cursor, Cline, Windsurf) or ``servers`` (VS Code)."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-    mcpServers: dict[str, Any] | None = None  # the files' own spelling
-    servers: dict[str, Any] | None = None
-
-
-class _Switch(BaseModel):
-    """Read first, so a disabled server is skipped without checking anything else."""
-
-    model_config = ConfigDict(extra="ignore", strict=True)
-
-    disabled: bool = False
-
-
-class _Entry(BaseModel):
-    """One server of the file; toolmesh's multi-word options in camelCase or snake_case."""
-
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    type: str | None = None
-    command: str | None = None
-    args: list[str] | None = None
-    env: dict[str, str | int | float] | None = None
-    envFile: str | None = None
-    cwd: str | None = None
-    url: str | None = None
-    serverUrl: str | None = None
-    headers: dict[str, str] | None = None
-    disabled: bool = False
-
-    timeout: float | None = None
-    call_timeout: float | None = _both("callTimeout", "call_timeout")
-    prefix: bool | None = None
-    aliases: dict[str, str] | None = None
-    include: list[str] | str | None = None
-    exclude: list[str] | str | None = None
-    max_pages: int | None = _both("maxPages", "max_pages")
-    allow_insecure_http: bool | None = _both("allowInsecureHttp", "allow_insecure_http")
-    validate_arguments: bool | None = _both("validateArguments", "validate_arguments")
-    max_tools: int | None = _both("maxTools", "max_tools")
-    on_too_many_tools: str | None = _both("onTooManyTools", "on_too_many_tools")
-    max_description_chars: int | None = _both("maxDescriptionChars", "max_description_chars")
-    max_schema_bytes: int | None = _both("maxSchemaBytes", "max_schema_bytes")
-    max_result_bytes: int | None = _both("maxResultBytes", "max_result_bytes")
-    max_presentation_chars: int | None = _both("maxPresentationChars", "max_presentation_chars")
-
-    # Keys other hosts keep in the same file; they mean nothing to toolmesh.
-    transportType: Any = None  # Cline
-    autoApprove: Any = None  # Cline, Claude Code
-    alwaysAllow: Any = None  # Roo Code
-    dev: Any = None  # VS Code: watch/debug settings of a server under development
-    inputs: Any = None  # VS Code
-    description: Any = None
-
-
-_IGNORED: Final = ("transportType", "autoApprove", "alwaysAllow", "dev", "inputs", "description")
-_OPTIONS: Final = tuple(
-    name for name in _Entry.model_fields if name not in {"type", "envFile", "serverUrl", "disabled", *_IGNORED}
-)
-
-
-def _spellings(name: str) -> tuple[str, ...]:
-    alias = _Entry.model_fields[name].validation_alias
-    return tuple(str(choice) for choice in alias.choices) if isinstance(alias, AliasChoices) else (name,)
-
-
-_KNOWN: Final = sorted(key for name in _Entry.model_fields if name not in _IGNORED for key in _spellings(name))
-_TYPES: Final[Mapping[str, Transport]] = {
-    "stdio": "stdio",
-    "http": "http",
-    "streamable-http": "http",
-    "streamable_http": "http",
-    "streamableHttp": "http",
-}
-_WANTED: Final = {
-    "type": '"stdio" or "http"',
-    "command": "a string",
-    "args": "an array of strings",
-    "args[]": "a string",
-    "env": "an object of strings",
-    "env.": "a string or a number",
-    "envFile": "a path string",
-    "cwd": "a string",
-    "url": "a string",
-    "serverUrl": "a string",
-    "headers": "an object of strings",
-    "headers.": "a string",
-    "disabled": "true or false",
-    "timeout": "a number of seconds",
-    "call_timeout": "a number of seconds or null",
-    "prefix": "true or false",
-    "aliases": "an object of strings",
-    "aliases.": "a string",
-    "include": "an array of glob patterns",
-    "include[]": "a glob pattern string",
-    "exclude": "an array of glob patterns",
-    "exclude[]": "a glob pattern string",
-    "max_pages": "a whole number",
-    "allow_insecure_http": "true or false",
-    "validate_arguments": "true or false",
-    "max_tools": "a whole number",
-    "on_too_many_tools": '"error" or "keep_first"',
-    "max_description_chars": "a whole number",
-    "max_schema_bytes": "a whole number",
-    "max_result_bytes": "a whole number",
-    "max_presentation_chars": "a whole number or null",
-    "mcpServers": "an object of servers by label",
-    "servers": "an object of servers by label",
-}
-_M = TypeVar("_M", bound=BaseModel)
 _ENV_REF = re.compile(r"\$\{(env|input):([^}]*)\}")
 _ENV_LINE = re.compile(r"(?:export\s+)?([A-Za-z_][A-Za-z0-9_.-]*)\s*=\s*(.*)")
 
@@ -292,13 +175,11 @@ def _strip_jsonc(text: str) -> str:
 
 # -- from the document to specs -----------------------------------------------------------
 
-_FIELD_OF: Final = {key: name for name in _Entry.model_fields for key in _spellings(name)}
-
 
 def _servers(document: Any, folder: Path, max_bytes: int) -> list[McpServer]:
     if not isinstance(document, Mapping):
         raise ServerConfigError(
-            f"the config must be a JSON object, not {_json_type(document)}",
+            f"the config must be a JSON object, not {json_type(document)}",
             fix='Use {"mcpServers": {"<label>": {...}}}',
         )
     present = [key for key in ("mcpServers", "servers") if key in document]
@@ -312,7 +193,7 @@ def _servers(document: Any, folder: Path, max_bytes: int) -> list[McpServer]:
             "has both 'mcpServers' and 'servers'", key="servers", fix="Keep one of them, with every server in it"
         )
     key = present[0]
-    parsed = _validate(_Document, {key: document[key]}, None, fix='Use {"<label>": {"command": ...}}')
+    parsed = validate(Document, {key: document[key]}, None, fix='Use {"<label>": {"command": ...}}')
     entries = parsed.mcpServers if key == "mcpServers" else parsed.servers
     servers: list[McpServer] = []
     owners: dict[str, str] = {}
@@ -334,27 +215,27 @@ def _servers(document: Any, folder: Path, max_bytes: int) -> list[McpServer]:
 def _server(label: str, entry: Any, folder: Path, max_bytes: int) -> McpServer | None:
     if not isinstance(entry, Mapping):
         raise ServerConfigError(
-            f"must be an object, not {_json_type(entry)}",
+            f"must be an object, not {json_type(entry)}",
             server=label,
             fix='Use {"command": ..., "args": [...]} or {"url": ...}',
         )
-    if _validate(_Switch, entry, label).disabled:
+    if validate(Switch, entry, label).disabled:
         return None
-    for name in _Entry.model_fields:
-        given = [key for key in _spellings(name) if key in entry]
+    for name in ServerEntry.model_fields:
+        given = [key for key in spellings(name) if key in entry]
         if len(given) > 1:
             raise ServerConfigError(
                 f"is given twice (as {given[0]!r} and {given[1]!r})", server=label, key=given[1], fix="Keep one of them"
             )
-    model = _validate(_Entry, entry, label)
-    ignored = [key for key in _IGNORED if key in entry]
+    model = validate(ServerEntry, entry, label)
+    ignored = [key for key in IGNORED if key in entry]
     if ignored:
         logger.debug("MCP server %r: ignoring %s (used by other MCP hosts only)", label, ", ".join(ignored))
     transport = _transport(label, model)
-    options: dict[str, Any] = {name: getattr(model, name) for name in _OPTIONS if name in model.model_fields_set}
+    options: dict[str, Any] = {name: getattr(model, name) for name in OPTIONS if name in model.model_fields_set}
     if model.serverUrl is not None:
         options["url"] = model.serverUrl  # Windsurf's spelling
-    kwargs = {name: _expand(label, _spellings(name)[0], value) for name, value in options.items()}
+    kwargs = {name: _expand(label, spellings(name)[0], value) for name, value in options.items()}
     if model.env is not None:
         kwargs["env"] = {name: _env_text(value) for name, value in kwargs["env"].items()}
     if model.envFile is not None:
@@ -375,7 +256,7 @@ def _server(label: str, entry: Any, folder: Path, max_bytes: int) -> McpServer |
         raise ServerConfigError(exc.problem, server=label, key=exc.key, fix=exc.fix) from None
 
 
-def _transport(label: str, model: _Entry) -> Transport:
+def _transport(label: str, model: ServerEntry) -> Transport:
     has_command = model.command is not None
     if model.url is not None and model.serverUrl is not None:
         raise ServerConfigError(
@@ -392,9 +273,9 @@ def _transport(label: str, model: _Entry) -> Transport:
                 fix='Use the server\'s Streamable HTTP endpoint with "type": "http" (often the same URL '
                 "ending in /mcp instead of /sse)",
             )
-        if kind not in _TYPES:
+        if kind not in TYPES:
             raise ServerConfigError(f"unknown type {kind!r}", server=label, key="type", fix='Use "stdio" or "http"')
-        transport = _TYPES[kind]
+        transport = TYPES[kind]
         if transport == "stdio" and url_key is not None:
             raise ServerConfigError(
                 f'a "stdio" server has no {url_key}', server=label, key=url_key, fix='Remove it, or use "type": "http"'
@@ -480,67 +361,3 @@ def _lookup(label: str, where: str, match: re.Match[str]) -> str:
             fix=f"Set {name} in the environment",
         )
     return value
-
-
-# -- pydantic errors into ServerConfigError -----------------------------------------------
-
-
-def _validate(model: type[_M], data: Any, label: str | None, fix: str | None = None) -> _M:
-    """``model.model_validate(data)``; the first error becomes a ``ServerConfigError``.
-
-    The message names the key as written in the file and the JSON type found, never the
-    value (an ``env`` or ``headers`` value is a secret).
-    """
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        error = exc.errors()[0]
-        key, value, wanted = _where(data, error["loc"])
-        if error["type"] == "extra_forbidden":
-            close = difflib.get_close_matches(key, _KNOWN, n=1)
-            hint = f"Did you mean {close[0]!r}? Otherwise remove it" if close else "Remove it"
-            raise ServerConfigError(
-                "unknown key",
-                server=label,
-                key=key,
-                fix=f"{hint}; known keys are " + ", ".join(repr(k) for k in _KNOWN),
-            ) from None
-        found = _json_type(value)
-        if isinstance(value, int) and not isinstance(value, bool) and error["type"] == "float_type":
-            found = "a number too large to use"
-        problem = f"must be {wanted}, not {found}" if wanted else str(error["msg"])
-        raise ServerConfigError(problem, server=label, key=key or None, fix=fix) from None
-
-
-def _where(data: Any, loc: tuple[int | str, ...]) -> tuple[str, Any, str | None]:
-    """The key path as written (``args[1]``, ``env.A``), the value there, and what was wanted."""
-    value, path, wanted, field = data, "", None, ""
-    for depth, step in enumerate(loc):
-        if isinstance(value, Mapping) and step in value:
-            if depth == 0:
-                field = _FIELD_OF.get(str(step), str(step))
-                path, wanted = str(step), _WANTED.get(field)
-            else:
-                path, wanted = f"{path}.{step}", _WANTED.get(f"{field}.")
-        elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
-            path, wanted = f"{path}[{step}]", _WANTED.get(f"{field}[]")
-        else:
-            break
-        value = value[step]
-    return path, value, wanted
-
-
-def _json_type(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, Mapping):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    return type(value).__name__

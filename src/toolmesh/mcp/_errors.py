@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import anyio
 import httpx2
@@ -58,10 +59,21 @@ from mcp.client.streamable_http import StreamableHTTPError
 from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 
-from ..errors import ErrorKind, ToolExecutionError
+from .._errors import ErrorKind, ServerConnectionError, ToolExecutionError
 from ._wire import INVALID_ANSWER, UnsendableMessage
 
-__all__ = ["MAPPED_EXCEPTIONS", "MappedError", "classify", "is_session_fatal", "map_error", "unknown_tool_text"]
+if TYPE_CHECKING:
+    from ._config import McpServer
+
+__all__ = [
+    "MAPPED_EXCEPTIONS",
+    "MappedError",
+    "classify",
+    "connect_error",
+    "is_session_fatal",
+    "map_error",
+    "unknown_tool_text",
+]
 
 RESOURCE_NOT_FOUND = -32002
 """The MCP spec's error code for ``resources/read`` of an unknown URI."""
@@ -323,3 +335,52 @@ def map_error(
         model_feedback=feedback,
         cause=exc,
     )
+
+
+def connect_error(
+    spec: McpServer,
+    exc: BaseException | None,
+    stage: str = "connecting",
+    http_status: int | None = None,
+    fault: str | None = None,
+) -> ServerConnectionError:
+    """The error for a server that could not be connected or listed, with a hint for the fix.
+
+    The hint follows what failed: credentials refused, a wrong path, a server not
+    speaking the protocol, a command that does not start. The caller redacts secrets.
+    """
+    if fault is not None:  # the server wrote something unreadable: that is the reason, not the closed stream
+        error = ServerConnectionError(spec.label, f"{fault} (while {stage}); fix the server's output")
+        error.__cause__ = exc
+        return error
+    if exc is None:
+        return ServerConnectionError(spec.label, f"the session ended while {stage}")
+    leaf = exc
+    while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
+        leaf = leaf.exceptions[0]
+    mapped = classify(leaf, http_status)
+    detail = mapped.detail
+    if mapped.http_status in (401, 403):
+        hint = (
+            f"{detail} while {stage}: it refused the credentials; check the Authorization header "
+            "(headers=) or auth= on the server spec"
+        )
+    elif mapped.http_status == 404:
+        hint = f"{detail} while {stage}; check the URL's path (MCP endpoints usually end in /mcp)"
+    elif mapped.http_status is not None:
+        hint = f"{detail} while {stage}; check that the server is running and healthy"
+    elif mapped.invalid_answer:
+        hint = f"{detail} while {stage}; the server does not speak the protocol correctly"
+    elif isinstance(leaf, MCPError) and leaf.code not in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):
+        hint = f"{detail} while {stage}; the server itself reported this error"
+    elif isinstance(leaf, OSError) and spec.transport == "stdio":
+        hint = f"could not start {spec.command!r} ({type(leaf).__name__}: {leaf}); check the command and its args"
+    elif spec.transport == "http":
+        hint = f"{detail} while {stage}; check that the URL is right and the server is running"
+    elif spec.transport == "stdio":
+        hint = f"{detail} while {stage}; run the command by hand to see why it fails"
+    else:
+        hint = f"{detail} while {stage}"
+    error = ServerConnectionError(spec.label, hint)
+    error.__cause__ = leaf
+    return error

@@ -33,12 +33,17 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
+import mcp_types
 import pydantic
 
+from .._errors import ServerConnectionError
+
 if TYPE_CHECKING:
-    from .config import McpServer
+    from ._config import McpServer
 
 __all__ = ["LOG_GUARD", "MASK", "MIN_SECRET_CHARS", "LogGuard", "Secrets"]
+
+logger = logging.getLogger("toolmesh.mcp")
 
 MASK = "***"
 """What a secret is replaced with."""
@@ -166,6 +171,28 @@ class Secrets:
         except RecursionError as exc:
             raise ValueError("the server's answer holds a configured secret too deeply nested to mask") from exc
         return type(model).model_validate(data)
+
+    def redact_tools(self, tools: list[mcp_types.Tool], label: str) -> list[mcp_types.Tool]:
+        """The listed tools with the spec's secrets starred out of descriptions and schemas.
+
+        A tool whose *name* holds a secret is left out (with a warning that does not
+        repeat the name): a starred name could not be called, and the name would reach
+        the model in its alias.
+        """
+        if not self:
+            return tools
+        kept = [tool for tool in tools if not self.found_in(tool.name)]
+        if len(kept) < len(tools):
+            logger.warning(
+                "MCP server %r: %d tool(s) whose name holds a configured secret (a header, env or URL value) "
+                "are left out",
+                label,
+                len(tools) - len(kept),
+            )
+        try:
+            return [self.redact_model(tool) for tool in kept]
+        except ValueError as exc:
+            raise ServerConnectionError(label, f"tools/list: {exc}") from exc
 
     def _scrub(self, value: Any) -> Any:
         if isinstance(value, str):

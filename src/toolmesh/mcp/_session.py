@@ -45,7 +45,7 @@ from ._stdio import stdio_transport
 from ._wire import _EXCHANGE, Exchange, exchange
 
 if TYPE_CHECKING:
-    from .config import McpServer
+    from ._config import McpServer
 
 __all__ = ["Exchange", "Session", "exchange"]
 

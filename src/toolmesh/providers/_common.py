@@ -13,13 +13,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
-from ..calls import ToolCall
-from ..definition import ToolDefinition
-from ..entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry, is_advertised
-from ..errors import UnsupportedContentError, UnsupportedToolError
-from ..names import PROVIDER_RULES
-from ..output import Audio, ContentBlock, EmbeddedResource, Image, Json, ToolOutput
-from ..result import Disposition, ToolResult
+from .._calls import ToolCall
+from .._definition import ToolDefinition
+from .._entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry, is_advertised
+from .._errors import UnsupportedContentError, UnsupportedToolError
+from .._names import PROVIDER_RULES
+from .._output import Audio, ContentBlock, EmbeddedResource, Image, Json, ToolOutput
+from .._result import Disposition, ToolResult
 
 __all__ = [
     "MediaPart",

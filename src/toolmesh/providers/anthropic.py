@@ -18,9 +18,9 @@ import base64
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING, Literal, cast
 
-from ..calls import ToolCall
-from ..definition import ToolDefinition
-from ..result import ToolResult
+from .._calls import ToolCall
+from .._definition import ToolDefinition
+from .._result import ToolResult
 from ._common import (
     InvalidNames,
     MediaPart,

@@ -25,10 +25,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from ..calls import ToolCall
-from ..definition import ToolDefinition
-from ..entries import HostedEntry
-from ..result import ToolResult
+from .._calls import ToolCall
+from .._definition import ToolDefinition
+from .._entries import HostedEntry
+from .._result import ToolResult
 from ._common import (
     InvalidNames,
     MediaPart,

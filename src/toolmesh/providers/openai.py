@@ -19,9 +19,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from ..calls import ToolCall
-from ..definition import ToolDefinition
-from ..result import ToolResult
+from .._calls import ToolCall
+from .._definition import ToolDefinition
+from .._result import ToolResult
 from ._common import (
     InvalidNames,
     ToolSource,

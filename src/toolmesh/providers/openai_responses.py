@@ -10,17 +10,23 @@ Example:
 Function call outputs carry text, images (``input_image``) and PDF files
 (``input_file``). Hosted rows for OpenAI (``{"type": "web_search"}``, ...) are
 declared as they are; the provider runs them and they never reach ``parse_tool_calls``.
+
+``mcp_call_item(result)`` describes an MCP row's call as the Responses API's own
+``mcp_call`` output item, so a gateway reports MCP calls the way OpenAI does.
 """
 
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable
-from typing import TYPE_CHECKING, cast
+import json
+from collections.abc import Iterable, Mapping
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, cast
 
-from ..calls import ToolCall
-from ..definition import ToolDefinition
-from ..result import ToolResult
+from .._calls import ToolCall
+from .._definition import ToolDefinition
+from .._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
+from .._result import Disposition, ToolResult
 from ._common import (
     InvalidNames,
     Part,
@@ -43,12 +49,23 @@ if TYPE_CHECKING:
     from openai.types.responses.response_function_call_output_item_param import ResponseFunctionCallOutputItemParam
     from openai.types.responses.response_input_item_param import FunctionCallOutput
 
-__all__ = ["parse_tool_calls", "tool_results", "tools"]
+__all__ = ["mcp_call_item", "parse_tool_calls", "tool_results", "tools"]
 
 _API = "the OpenAI Responses API"
 _PROVIDER = "openai"
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 _FILE_TYPES = frozenset({"application/pdf"})
+
+# JSON-RPC codes reported for failures that did not come with a code of their own.
+_JSONRPC_CODES: Mapping[str, int] = MappingProxyType(
+    {
+        "invalid_arguments": -32602,
+        "not_found": -32602,
+        "timeout": -32001,
+        "unavailable": -32000,
+        "cancelled": -32800,
+    }
+)
 
 
 def tools(catalog: ToolSource, *, strict: bool = False, invalid_names: InvalidNames = "skip") -> list[ToolParam]:
@@ -160,3 +177,63 @@ def _output_item(part: Part, index: int) -> ResponseFunctionCallOutputItemParam:
         return {"type": "input_image", "image_url": url, "detail": "auto"}
     filename = (part.uri or "").rsplit("/", 1)[-1] or f"file-{index + 1}.pdf"
     return {"type": "input_file", "file_data": url, "filename": filename}
+
+
+def mcp_call_item(
+    result: ToolResult,
+    *,
+    server_label: str | None = None,
+    name: str | None = None,
+    arguments: str | Mapping[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``result`` as the OpenAI Responses API ``mcp_call`` output item (an ``McpCall``).
+
+    The server label, the wire name and the arguments are read from the metadata an
+    MCP row records (``MCP_SERVER_LABEL``, ``MCP_WIRE_NAME``, ``MCP_ARGUMENTS``);
+    pass them for results that have none (a call refused before it reached the row).
+    A failure is reported the way OpenAI reports it: ``mcp_tool_execution_error``
+    with the server's content for an ``isError`` result, ``mcp_protocol_error``
+    with a JSON-RPC code otherwise (``http_error`` when an HTTP status is known).
+
+    Raises:
+        ValueError: when no server label or wire name is known.
+    """
+    label = server_label if server_label is not None else result.metadata.get(MCP_SERVER_LABEL)
+    wire = name if name is not None else result.metadata.get(MCP_WIRE_NAME)
+    if label is None or wire is None:
+        raise ValueError(
+            f"result of {result.name!r} (a {result.kind} row) has no MCP server label or wire name; "
+            "pass server_label= and name= to describe it as an mcp_call item"
+        )
+    args = arguments if arguments is not None else result.metadata.get(MCP_ARGUMENTS)
+    item: dict[str, Any] = {
+        "type": "mcp_call",
+        "id": result.call_id,
+        "server_label": label,
+        "name": wire,
+        "arguments": args if isinstance(args, str) else json.dumps(dict(args or {}), ensure_ascii=False),
+        "output": None,
+        "error": None,
+        "status": "completed",
+    }
+    if result.disposition in (Disposition.SUCCEEDED, Disposition.SKIPPED):
+        item["output"] = result.presentation.as_text()
+        return item
+    item["status"] = "incomplete" if result.error is not None and result.error.kind.value == "cancelled" else "failed"
+    item["error"] = _mcp_call_error(result)
+    return item
+
+
+def _mcp_call_error(result: ToolResult) -> dict[str, Any]:
+    raw = result.mcp_result
+    if raw is not None and getattr(raw, "is_error", False):
+        content = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in raw.content]
+        return {"type": "mcp_tool_execution_error", "content": content}
+    error = result.error
+    message = result.presentation.as_text()
+    if error is not None and error.http_status is not None:
+        return {"type": "http_error", "code": error.http_status, "message": message}
+    code = error.code if error is not None and isinstance(error.code, int) else None
+    if code is None:
+        code = _JSONRPC_CODES.get(error.kind.value if error is not None else "", -32603)
+    return {"type": "mcp_protocol_error", "code": code, "message": message}

@@ -13,15 +13,13 @@ own stderr stay out of it. Errors and server text are printed literally.
 
 from __future__ import annotations
 
-import base64
 import dataclasses
 import importlib.util
 import json
 import logging
-import signal
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable, Iterable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, NoReturn, TextIO, TypeVar, cast
@@ -29,30 +27,24 @@ from typing import Annotated, Any, NoReturn, TextIO, TypeVar, cast
 import anyio
 import typer
 from rich.console import Console
-from rich.table import Table
 from rich.text import Text
 
 from . import _cli_processes
+from ._cli_export import _NAME_RULES, _PROVIDER_PACKAGES, PROVIDERS, export_tools
+from ._cli_render import catalog_table, result_json, result_table, row_json
 from ._cli_status import ConnectStatus
-from .entries import Entry, McpEntry
-from .errors import ConfigurationError, ToolmeshError
+from ._entries import Entry, McpEntry
+from ._errors import ConfigurationError, ToolmeshError
+from ._names import NamePolicy
+from ._native import NativeTool
+from ._registry import ToolRegistry
+from ._result import ToolResult
 from .mcp import McpServer
 from .mcp import _session as mcp_session
-from .mcp.config import DEFAULT_MAX_CONFIG_BYTES
-from .names import NamePolicy
-from .native import NativeTool
-from .output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink
-from .output import Text as TextBlock
-from .registry import ToolRegistry
-from .result import ToolResult
+from .mcp._config import DEFAULT_MAX_CONFIG_BYTES
 
 __all__ = ["app", "catalog_table", "export_tools", "main", "result_table"]
 
-PROVIDERS = ("openai", "openai-responses", "anthropic", "gemini")
-_NAME_RULES = {"openai": "openai", "openai-responses": "openai", "anthropic": "anthropic", "gemini": "gemini"}
-"""The ``NamePolicy`` provider whose name rule an export applies."""
-_PROVIDER_PACKAGES = {"gemini": ("google.genai.types", "google-genai")}
-"""A provider's optional dependency: the module its export imports, and the package to install."""
 _INTERRUPTED = 130
 _T = TypeVar("_T")
 
@@ -135,54 +127,6 @@ def _note(message: str) -> None:
     err_console.print(Text(message), soft_wrap=True)
 
 
-def catalog_table(entries: Iterable[Entry], title: str = "Tools") -> Table:
-    """The catalog as a rich table: name, family, source, parameters, description.
-
-    Names are never wrapped: their column is as wide as the longest one, and the other
-    columns fold into what is left.
-    """
-    rows = list(entries)
-    table = Table(title=title, show_lines=False)
-    sources = [f"{row.server}:{row.wire_name}" if isinstance(row, McpEntry) else "-" for row in rows]
-    table.add_column("name", no_wrap=True, min_width=max((len(row.name) for row in rows), default=4))
-    table.add_column("kind", no_wrap=True)
-    table.add_column("source", no_wrap=True, min_width=max((len(source) for source in sources), default=6))
-    for column in ("parameters", "description"):
-        table.add_column(column, overflow="fold")
-    for row, source in zip(rows, sources, strict=True):
-        props = row.definition.parameters.get("properties") or {}
-        required = set(row.definition.parameters.get("required") or ())
-        params = ", ".join(f"{name}{'*' if name in required else ''}" for name in props)
-        description = (row.definition.description or "").strip().splitlines()
-        summary = description[0] if description else ""
-        table.add_row(Text(row.name), row.kind, Text(source), Text(params or "-"), Text(summary))
-    return table
-
-
-def result_table(results: Iterable[tuple[str, ToolResult]]) -> Table:
-    """Calls and their results: what the model is shown, and the error kind when it failed.
-
-    A call's label starts with the tool name, which is never wrapped: the column is at
-    least as wide as the longest name.
-    """
-    rows = list(results)
-    table = Table(title="Calls", show_lines=True)
-    longest = max((len(label.split(maxsplit=1)[0]) for label, _ in rows if label.strip()), default=4)
-    table.add_column("call", overflow="fold", min_width=max(longest, 4))
-    for column in ("disposition", "error kind", "the model sees", "ms"):
-        table.add_column(column, overflow="fold")
-    for label, result in rows:
-        style = "green" if result.ok else "red"
-        table.add_row(
-            Text(label),
-            Text(result.disposition.value, style=style),
-            result.error.kind.value if result.error is not None else "-",
-            Text(result.presentation.as_text()),
-            f"{result.duration * 1000:.2f}",
-        )
-    return table
-
-
 def _load_object(spec: str) -> Any:
     path_text, _, attribute = spec.partition(":")
     path = Path(path_text)
@@ -248,9 +192,9 @@ async def _guarded(
     result: list[_T] = []
     errors: list[ToolmeshError] = []
     async with anyio.create_task_group() as watcher:
-        with _interrupts() as signals:
+        with _cli_processes.interrupts() as signals:
             if signals is not None:
-                watcher.start_soon(_watch_interrupts, signals, work_scope)
+                watcher.start_soon(_cli_processes.watch_interrupts, signals, work_scope, _note)
             try:
                 with work_scope:
                     async with ToolRegistry(names=names) as registry:
@@ -266,36 +210,6 @@ async def _guarded(
     if errors:
         raise errors[0]
     return result[0] if result else _Interrupted
-
-
-@contextmanager
-def _interrupts() -> Iterator[Any]:
-    """SIGINT as a stream (POSIX main thread only), so Ctrl-C never interrupts a cleanup midway."""
-    if sys.platform == "win32":
-        yield None
-        return
-    try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT)
-        signals = receiver.__enter__()
-    except (RuntimeError, ValueError, NotImplementedError):  # not the main thread
-        yield None
-        return
-    try:
-        yield signals
-    finally:
-        receiver.__exit__(None, None, None)
-
-
-async def _watch_interrupts(signals: Any, work_scope: anyio.CancelScope) -> None:
-    count = 0
-    async for _ in signals:
-        count += 1
-        if count == 1:
-            _note("interrupted: stopping the servers… (press Ctrl-C again to kill them now)")
-            work_scope.cancel()
-        else:
-            killed = _cli_processes.kill_server_groups()
-            _note(f"killed {killed} server process group{'s' * (killed != 1)}")
 
 
 class _SkippedServerFilter(logging.Filter):
@@ -380,7 +294,7 @@ def tools(
 
     rows = _run(sources, run)
     if as_json:
-        print(json.dumps([_row_json(row) for row in rows], indent=2, ensure_ascii=False))
+        print(json.dumps([row_json(row) for row in rows], indent=2, ensure_ascii=False))
     elif names_only:
         for row in rows:
             print(row.name)
@@ -405,19 +319,6 @@ def _print_catalog(rows: list[Entry]) -> None:
             console.print(Text(row.name, style="bold"), soft_wrap=True)
             source = f"{row.server}:{row.wire_name}" if isinstance(row, McpEntry) else "native"
             console.print(Text(f"  {source}" + (f" — {description[0]}" if description else "")))
-
-
-def _row_json(row: Entry) -> dict[str, Any]:
-    definition = row.definition
-    return {
-        "name": row.name,
-        "kind": row.kind,
-        "server": row.server if isinstance(row, McpEntry) else None,
-        "wire_name": row.wire_name if isinstance(row, McpEntry) else None,
-        "description": definition.description,
-        "parameters": definition.parameters,
-        "output_schema": definition.output_schema,
-    }
 
 
 @app.command()
@@ -479,73 +380,6 @@ def _unknown_tool_hint(registry: ToolRegistry, sources: _Sources) -> list[str]:
             f"note: these servers failed to connect and were skipped, so their tools are missing: {', '.join(failed)}"
         )
     return lines
-
-
-def result_json(result: ToolResult) -> dict[str, Any]:
-    """The whole result as JSON-able values: what ``toolmesh call --json`` prints."""
-    error = result.error
-    return {
-        "call_id": result.call_id,
-        "name": result.name,
-        "kind": result.kind,
-        "disposition": result.disposition.value,
-        "error": None
-        if error is None
-        else {
-            "kind": error.kind.value,
-            "message": error.message,
-            "retryable": error.retryable,
-            "code": error.code,
-            "http_status": error.http_status,
-            "model_feedback": error.model_feedback,
-        },
-        "output": {"blocks": [_block_json(b) for b in result.output], "structured": result.output.structured},
-        "presentation": result.presentation.as_text(),
-        "duration": result.duration,
-    }
-
-
-def _block_json(block: ContentBlock) -> dict[str, Any]:
-    match block:
-        case TextBlock(text=text):
-            return {"type": "text", "text": text}
-        case Json(value=value):
-            return {"type": "json", "value": value}
-        case Image() | Audio():
-            return {"type": block.type, "mime_type": block.mime_type, "data": block.base64}
-        case ResourceLink():
-            return {"type": block.type, **dataclasses.asdict(block)}
-        case EmbeddedResource(uri=uri, mime_type=mime, text=text, blob=blob):
-            data = {"blob": base64.b64encode(blob).decode("ascii")} if blob is not None else {"text": text}
-            return {"type": block.type, "uri": uri, "mime_type": mime, **data}
-    raise AssertionError(block)  # pragma: no cover
-
-
-def export_tools(registry: ToolRegistry, provider: str, *, strict: bool = False) -> list[Any]:
-    """The registry's tool declarations in ``provider``'s format, as JSON-able values.
-
-    Raises:
-        ConfigurationError: for an unknown provider (``UnsupportedToolError`` for a row
-            the provider cannot declare).
-    """
-    snapshot = registry.snapshot()
-    if provider == "openai":
-        from .providers import openai
-
-        return list(openai.tools(snapshot, strict=strict))
-    if provider == "openai-responses":
-        from .providers import openai_responses
-
-        return list(openai_responses.tools(snapshot, strict=strict))
-    if provider == "anthropic":
-        from .providers import anthropic
-
-        return list(anthropic.tools(snapshot))
-    if provider == "gemini":
-        from .providers import gemini
-
-        return [tool.model_dump(mode="json", exclude_none=True) for tool in gemini.tools(snapshot)]  # type: ignore[union-attr]
-    raise ConfigurationError(f"--provider {provider!r} is not one of {', '.join(PROVIDERS)}")
 
 
 @app.command()

@@ -8,26 +8,26 @@ Secrets: the values of ``env`` and ``headers`` (and a URL's credentials, query v
 and path after its first segment) never appear in ``repr()``, ``str()`` or error
 messages; only their keys do.
 
-The ``mcpServers`` file readers live in ``_config_files``.
+The checks a spec passes live in ``_spec_checks``, host and URL safety in ``_hosts``,
+the ``mcpServers`` file readers in ``_config_files``.
 """
 
 from __future__ import annotations
 
-import ipaddress
-import math
 import os
 import re
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from fnmatch import fnmatchcase
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, Literal, TypedDict, Unpack
-from urllib.parse import SplitResult, parse_qsl, urlsplit
+from urllib.parse import urlsplit
 
 import httpx2
 
-from ..errors import ConfigurationError
+from .._errors import ServerConfigError
+from ._hosts import check_allowed_hosts, redact_url
+from ._spec_checks import EMPTY, check_http, check_in_process, check_options, check_stdio
 
 if TYPE_CHECKING:
     from mcp.server import MCPServer, Server
@@ -57,47 +57,6 @@ DEFAULT_MAX_CONFIG_BYTES = 1024 * 1024
 
 _LABEL = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _EMPTY: Mapping[str, str] = MappingProxyType({})
-
-
-class ServerConfigError(ConfigurationError):
-    """An MCP server spec or ``mcpServers`` file is wrong: names the server, the key, the fix.
-
-    Attributes:
-        server: The server's label, when the problem belongs to one server.
-        key: The offending key (``"url"``, ``"env.API_KEY"``, ``"args[2]"``), when there is one.
-        origin: The config file, when the spec came from one.
-    """
-
-    def __init__(
-        self,
-        problem: str,
-        *,
-        server: str | None = None,
-        key: str | None = None,
-        fix: str | None = None,
-        origin: str | None = None,
-    ) -> None:
-        self.problem = problem
-        self.server = server
-        self.key = key
-        self.fix = fix
-        self.origin = origin
-        parts = []
-        if origin is not None:
-            parts.append(f"{origin}: ")
-        if server is not None:
-            parts.append(f"MCP server {server!r}: ")
-        if key is not None:
-            parts.append(f"key {key!r}: ")
-        parts.append(problem.rstrip("."))
-        parts.append(".")
-        if fix:
-            parts.append(f" {fix.rstrip('.')}.")
-        super().__init__("".join(parts))
-
-    def with_origin(self, origin: str) -> ServerConfigError:
-        """A copy that also names the file the spec came from."""
-        return ServerConfigError(self.problem, server=self.server, key=self.key, fix=self.fix, origin=origin)
 
 
 class McpServerOptions(TypedDict, total=False):
@@ -143,13 +102,13 @@ class McpServer:
     """stdio: the executable to run."""
     args: tuple[str, ...] = ()
     """stdio: its arguments."""
-    env: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    env: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     """stdio: environment variables set over the default environment (values are secret)."""
     cwd: str | None = None
     """stdio: the working directory of the child process (default: the current one)."""
     url: str | None = None
     """http: the Streamable HTTP endpoint, e.g. ``https://example.com/mcp``."""
-    headers: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    headers: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     """http: headers sent with every request, e.g. ``Authorization`` (values are secret)."""
     auth: httpx2.Auth | None = None
     """http: an ``httpx2.Auth`` (e.g. the SDK's OAuth provider) for the HTTP client."""
@@ -161,7 +120,7 @@ class McpServer:
     """Seconds for one ``tools/call`` (a failed result of kind ``timeout`` after); None: no bound."""
     prefix: bool = True
     """Whether model-visible names follow the name policy's template (``{server}__{tool}``)."""
-    aliases: Mapping[str, str] = field(default_factory=lambda: _EMPTY)
+    aliases: Mapping[str, str] = field(default_factory=lambda: EMPTY)
     """Explicit model-visible names: the server's tool name -> the name the model sees."""
     include: tuple[str, ...] | None = None
     """Glob patterns (``fnmatch``, case-sensitive) of tools to keep; None keeps every tool."""
@@ -204,12 +163,12 @@ class McpServer:
                 fix="Use McpServer.stdio(...), McpServer.http(...) or McpServer.in_process(...)",
             )
         if self.transport == "stdio":
-            self._check_stdio()
+            check_stdio(self)
         elif self.transport == "http":
-            self._check_http()
+            check_http(self)
         else:
-            self._check_in_process()
-        self._check_options()
+            check_in_process(self)
+        check_options(self)
 
     # -- constructors ---------------------------------------------------------------
 
@@ -407,259 +366,3 @@ class McpServer:
         if self.aliases:
             parts.append(f"aliases={dict(self.aliases)!r}")
         return f"McpServer.{self.transport}({', '.join(parts)})"
-
-    # -- checks -----------------------------------------------------------------------
-
-    def _error(self, key: str, problem: str, fix: str | None = None) -> ServerConfigError:
-        return ServerConfigError(problem, server=self.label, key=key, fix=fix)
-
-    def _set(self, name: str, value: object) -> None:
-        object.__setattr__(self, name, value)
-
-    def _refuse(self, keys: Iterable[str], transport: str, use: str) -> None:
-        for key in keys:
-            value = getattr(self, key)
-            if value is not None and value != () and value != {} and value is not _EMPTY:
-                raise self._error(key, f"{key!r} does not apply to a {transport} server", use)
-
-    def _check_stdio(self) -> None:
-        self._refuse(("url", "headers", "auth", "server_object"), "stdio", "Use McpServer.http(...) for an HTTP server")
-        if not isinstance(self.command, str) or not self.command.strip():
-            raise self._error("command", "a stdio server needs a command", "Pass the executable, e.g. 'npx'")
-        if "\0" in self.command:
-            raise self._error("command", "contains a NUL character, which no command line can carry")
-        if isinstance(self.args, str) or not isinstance(self.args, Iterable):
-            raise self._error("args", "args must be a list of strings", "Pass e.g. ['-y', 'package']")
-        args = tuple(self.args)
-        for i, arg in enumerate(args):
-            if not isinstance(arg, str):
-                raise self._error(f"args[{i}]", f"must be a string, not {type(arg).__name__}")
-            if "\0" in arg:
-                raise self._error(f"args[{i}]", "contains a NUL character, which no command line can carry")
-        self._set("args", args)
-        self._set("env", _string_map(self, "env", self.env, secret=True))
-        for name in self.env:
-            if not name or "=" in name or "\0" in name:
-                raise self._error(f"env.{name}", "is not a valid environment variable name")
-            if "\0" in self.env[name]:
-                raise self._error(f"env.{name}", "the value contains a NUL character, which no environment can carry")
-        if self.cwd is not None:
-            if not isinstance(self.cwd, (str, os.PathLike)):
-                raise self._error("cwd", f"must be a path, not {type(self.cwd).__name__}")
-            self._set("cwd", os.fspath(self.cwd))
-            if "\0" in self.cwd:
-                raise self._error("cwd", "contains a NUL character")
-
-    def _check_http(self) -> None:
-        self._refuse(
-            ("command", "args", "env", "cwd", "server_object"), "HTTP", "Use McpServer.stdio(...) for a local process"
-        )
-        if not isinstance(self.url, str) or not self.url.strip():
-            raise self._error("url", "an HTTP server needs a url", "Pass the endpoint, e.g. 'https://example.com/mcp'")
-        url = self.url.strip()
-        self._set("url", url)
-        try:
-            parts = urlsplit(url)
-            parts.port  # noqa: B018  # raises ValueError for a bad port
-        except ValueError:
-            raise self._error("url", f"{redact_url(url)!r} is not a valid URL") from None
-        shown = redact_url(url)
-        if parts.scheme.lower() not in ("http", "https"):
-            raise self._error(
-                "url",
-                f"{shown!r} is not an http(s) URL",
-                "Use the server's Streamable HTTP endpoint, e.g. 'https://example.com/mcp'",
-            )
-        if not parts.hostname:
-            raise self._error("url", f"{shown!r} has no host", "Use a full URL, e.g. 'https://example.com/mcp'")
-        if parts.username is not None or parts.password is not None:
-            raise self._error(
-                "url",
-                f"{shown!r} has credentials in it (user:password@)",
-                "Remove them from the URL and put them in headers, "
-                "e.g. headers={'Authorization': 'Bearer <token>'}, or pass auth=",
-            )
-        if not isinstance(self.allow_insecure_http, bool):
-            raise self._error("allow_insecure_http", "must be true or false")
-        if parts.scheme.lower() == "http" and not _is_loopback(parts.hostname) and not self.allow_insecure_http:
-            raise self._error(
-                "url",
-                f"{shown!r} is plain http to a host that is not loopback, so headers and tool data "
-                "would travel unencrypted",
-                "Use https://, or pass allow_insecure_http=True (allowInsecureHttp in JSON) if the network is trusted",
-            )
-        headers = _string_map(self, "headers", self.headers, secret=True)
-        for name in headers:
-            if not re.fullmatch(r"[!#$%&'*+.^_`|~0-9A-Za-z-]+", name):
-                raise self._error(f"headers.{name}", "is not a valid HTTP header name")
-            if any(c in headers[name] for c in "\r\n\0"):
-                raise self._error(f"headers.{name}", "the value contains a line break or NUL character")
-        self._set("headers", headers)
-        if self.auth is not None and not isinstance(self.auth, httpx2.Auth):
-            raise self._error(
-                "auth", f"must be an httpx2.Auth, not {type(self.auth).__name__}", "Or put a token in headers"
-            )
-
-    def _check_in_process(self) -> None:
-        self._refuse(
-            ("command", "args", "env", "cwd", "url", "headers", "auth"),
-            "in-process",
-            "Use McpServer.stdio(...) or McpServer.http(...) for a server outside this process",
-        )
-        # An SDK server object exists only once its module is imported: no import needed here.
-        sdk = sys.modules.get("mcp.server")
-        if sdk is None or not isinstance(self.server_object, (sdk.Server, sdk.MCPServer)):
-            raise self._error(
-                "server_object",
-                f"must be an mcp.server.Server or MCPServer instance, not {type(self.server_object).__name__}",
-                "Pass the server object itself, e.g. McpServer.in_process('demo', MCPServer('demo'))",
-            )
-
-    def _check_options(self) -> None:
-        for key in ("timeout", "call_timeout"):
-            value = getattr(self, key)
-            if key == "call_timeout" and value is None:
-                continue
-            try:
-                seconds = float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else -1.0
-            except OverflowError:
-                seconds = math.inf
-            if not (0 < seconds < math.inf):
-                shown = "a number too large" if seconds == math.inf and isinstance(value, int) else repr(value)
-                raise self._error(key, f"must be a positive number of seconds, not {shown}")
-            self._set(key, seconds)
-        for key in ("max_pages", "max_tools", "max_description_chars", "max_schema_bytes", "max_result_bytes"):
-            value = getattr(self, key)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise self._error(key, f"must be a whole number of at least 1, not {value!r}")
-        chars = self.max_presentation_chars
-        if chars is not None and (isinstance(chars, bool) or not isinstance(chars, int) or chars < 1):
-            raise self._error("max_presentation_chars", f"must be a whole number of at least 1 or None, not {chars!r}")
-        for key in ("prefix", "validate_arguments"):
-            if not isinstance(getattr(self, key), bool):
-                raise self._error(key, f"must be true or false, not {getattr(self, key)!r}")
-        if self.on_too_many_tools not in ("error", "keep_first"):
-            raise self._error("on_too_many_tools", f"must be 'error' or 'keep_first', not {self.on_too_many_tools!r}")
-        self._set("aliases", _string_map(self, "aliases", self.aliases, secret=False))
-        for raw, alias in self.aliases.items():
-            if not alias:
-                raise self._error(f"aliases.{raw}", "the alias is empty", "Give the model-visible name to use")
-        if self.include is not None:
-            include = _patterns(self, "include", self.include)
-            if not include:
-                raise self._error("include", "is empty, so no tool would be kept", "Leave it out to keep every tool")
-            self._set("include", include)
-        self._set("exclude", _patterns(self, "exclude", self.exclude))
-
-
-# -- helpers ------------------------------------------------------------------------------
-
-
-def _string_map(spec: McpServer, key: str, value: object, *, secret: bool) -> Mapping[str, str]:
-    if value is None:
-        return _EMPTY
-    if not isinstance(value, Mapping):
-        raise spec._error(key, f"must be a mapping of strings to strings, not {type(value).__name__}")
-    for k, v in value.items():
-        if not isinstance(k, str):
-            raise spec._error(key, f"keys must be strings, not {type(k).__name__}")
-        if not isinstance(v, str):
-            shown = "" if secret else f" ({v!r})"
-            raise spec._error(f"{key}.{k}", f"the value must be a string, not {type(v).__name__}{shown}")
-    return MappingProxyType(dict(value))
-
-
-def _patterns(spec: McpServer, key: str, value: object) -> tuple[str, ...]:
-    if isinstance(value, str):
-        return (value,)
-    if not isinstance(value, Iterable):
-        raise spec._error(key, f"must be a list of glob patterns, not {type(value).__name__}")
-    patterns = tuple(value)
-    for i, pattern in enumerate(patterns):
-        if not isinstance(pattern, str) or not pattern:
-            raise spec._error(f"{key}[{i}]", f"must be a non-empty glob pattern string, not {pattern!r}")
-    return patterns
-
-
-def _is_loopback(host: str) -> bool:
-    host = host.rstrip(".").lower()
-    if host == "localhost":
-        return True
-    try:
-        address = ipaddress.ip_address(host)
-    except ValueError:
-        return False
-    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
-        address = address.ipv4_mapped
-    return address.is_loopback
-
-
-def redact_url(url: str) -> str:
-    """``url`` reduced to what is safe for logs and errors.
-
-    Kept: the scheme, host, port, the first path segment and the query's keys. Dropped:
-    credentials, the fragment, query values (``***``) and every path segment after the
-    first (``/***``), since services put tokens there (``/mcp/<token>/sse``).
-    """
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        if ":" in host:
-            host = f"[{host}]"
-        netloc = host if parts.port is None else f"{host}:{parts.port}"
-        query = "&".join(f"{k}=***" for k, _ in parse_qsl(parts.query, keep_blank_values=True))
-    except ValueError:
-        return "<invalid url>"
-    path = parts.path
-    first, _, rest = path[1:].partition("/")
-    if rest:
-        path = f"/{first}/***"
-    return SplitResult(parts.scheme, netloc, path, query, "").geturl()
-
-
-def check_allowed_hosts(servers: Iterable[McpServer], hosts: Iterable[str]) -> list[McpServer]:
-    """Refuse HTTP servers whose host is not allowed; returns the servers as a list.
-
-    A host entry is a host name or IP address (case-insensitive, exact), or ``*.domain``
-    for any subdomain of ``domain`` (not ``domain`` itself). Ports are not considered.
-    stdio servers are not affected. An empty ``hosts`` refuses every HTTP server.
-
-    Raises:
-        ServerConfigError: naming the first server whose host is not allowed.
-    """
-    if isinstance(hosts, str):
-        raise ServerConfigError(
-            "allowed_hosts must be a list of host names, not a string",
-            fix=f"Pass [{hosts!r}]",
-        )
-    allowed = [_normal_host(h) for h in hosts]
-    servers = list(servers)
-    for server in servers:
-        host = server.host
-        if host is None:
-            continue
-        host = _normal_host(host)
-        if not any(
-            host == entry or (entry.startswith("*.") and host.endswith(entry[1:]) and len(host) > len(entry) - 1)
-            for entry in allowed
-        ):
-            shown = ", ".join(repr(h) for h in allowed) or "none"
-            raise ServerConfigError(
-                f"host {host!r} is not an allowed host (allowed: {shown})",
-                server=server.label,
-                key="url",
-                fix="Add the host to allowed_hosts, or remove the server",
-            )
-    return servers
-
-
-def _normal_host(host: str) -> str:
-    if not isinstance(host, str) or not host:
-        raise ServerConfigError(f"allowed host {host!r} must be a non-empty string")
-    host = host.strip().lower().rstrip(".")
-    if host.startswith("[") and host.endswith("]"):
-        host = host[1:-1]
-    try:
-        return str(ipaddress.ip_address(host))
-    except ValueError:
-        return host

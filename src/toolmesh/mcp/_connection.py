@@ -5,10 +5,9 @@ each, held open by a supervisor task in the registry's task group) and serves ca
 from the callers' own tasks. A caller only ever gets a result or a
 ``ToolExecutionError``:
 
-* the session dies mid-call (the process exits, the endpoint goes away): in-flight
-  calls end at once with kind ``unavailable`` (the SDK answers every pending request
-  with a closed-connection error when its transport ends), and the session is marked
-  dead;
+* the session dies mid-call (the process exits, the endpoint goes away): in-flight calls
+  end at once as ``unavailable`` (the SDK answers every pending request when its
+  transport ends), and the session is marked dead;
 * the next call reconnects (stdio: a new process; HTTP: a new session) in the
   registry's task group, shared by every caller waiting for it; consecutive failed
   attempts back off (0.5 s doubling to 30 s), during which calls fail fast;
@@ -32,22 +31,21 @@ from typing import TYPE_CHECKING, Any, Literal, cast
 import anyio
 import anyio.abc
 import mcp_types
-from mcp.shared.exceptions import MCPError
 
-from ..context import ToolContext
-from ..errors import ErrorKind, ServerConnectionError, ToolExecutionError
-from ..output import ToolOutput, truncate_text
-from ..result import MCP_ARGUMENTS, MCP_META, MCP_RESULT
-from . import _errors, convert
+from .._context import ToolContext
+from .._errors import ErrorKind, ServerConnectionError, ToolExecutionError
+from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT
+from .._output import ToolOutput, truncate_text
+from . import _convert, _errors
+from ._catalog import discover_tools
 from ._secrets import LOG_GUARD, Secrets
 from ._session import Exchange, Session, exchange
-from .catalog import discover_tools
 
 if TYPE_CHECKING:
     from mcp.shared.dispatcher import ProgressFnT
 
-    from ..entries import McpEntry
-    from .config import McpServer
+    from .._entries import McpEntry
+    from ._config import McpServer
 
 __all__ = ["ConnectionState", "McpConnection"]
 
@@ -177,7 +175,7 @@ class McpConnection:
                 self._adopt(session)
                 stage = "listing tools (tools/list)"
                 with exchange() as listing:
-                    return self._redact_tools(await discover_tools(session.client, self.spec))
+                    return self._secrets.redact_tools(await discover_tools(session.client, self.spec), self.label)
         except TimeoutError:
             self._abandon(session)
             raise ServerConnectionError(
@@ -217,43 +215,7 @@ class McpConnection:
         http_status: int | None = None,
         fault: str | None = None,
     ) -> ServerConnectionError:
-        if fault is not None:  # the server wrote something unreadable: that is the reason, not the closed stream
-            error = ServerConnectionError(self.label, f"{fault} (while {stage}); fix the server's output")
-            error.__cause__ = exc
-            return error
-        if exc is None:
-            return ServerConnectionError(self.label, f"the session ended while {stage}")
-        leaf = exc
-        while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
-            leaf = leaf.exceptions[0]
-        mapped = _errors.classify(leaf, http_status)
-        detail = mapped.detail
-        if mapped.http_status in (401, 403):
-            hint = (
-                f"{detail} while {stage}: it refused the credentials; check the Authorization header "
-                "(headers=) or auth= on the server spec"
-            )
-        elif mapped.http_status == 404:
-            hint = f"{detail} while {stage}; check the URL's path (MCP endpoints usually end in /mcp)"
-        elif mapped.http_status is not None:
-            hint = f"{detail} while {stage}; check that the server is running and healthy"
-        elif mapped.invalid_answer:
-            hint = f"{detail} while {stage}; the server does not speak the protocol correctly"
-        elif isinstance(leaf, MCPError) and leaf.code not in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):
-            hint = f"{detail} while {stage}; the server itself reported this error"
-        elif isinstance(leaf, OSError) and self.spec.transport == "stdio":
-            hint = (
-                f"could not start {self.spec.command!r} ({type(leaf).__name__}: {leaf}); check the command and its args"
-            )
-        elif self.spec.transport == "http":
-            hint = f"{detail} while {stage}; check that the URL is right and the server is running"
-        elif self.spec.transport == "stdio":
-            hint = f"{detail} while {stage}; run the command by hand to see why it fails"
-        else:
-            hint = f"{detail} while {stage}"
-        error = ServerConnectionError(self.label, hint)
-        error.__cause__ = leaf
-        return self._secrets.redact_exception(error)
+        return self._secrets.redact_exception(_errors.connect_error(self.spec, exc, stage, http_status, fault))
 
     async def _revive(self) -> Session:
         """A live session: the current one, or a new one made by a (shared) reconnect."""
@@ -375,7 +337,7 @@ class McpConnection:
             raise self._tool_error(entry, raw)
         entry.check_output(raw)
         try:
-            return convert.call_result_to_output(raw)
+            return _convert.call_result_to_output(raw)
         except ValueError as exc:
             raise ToolExecutionError(
                 f"MCP server {self.label!r}, tools/call {entry.wire_name!r}: {exc}",
@@ -395,29 +357,6 @@ class McpConnection:
                 model_feedback=f"The tool {entry.name!r} returned content that could not be read.",
                 cause=exc,
             ) from exc
-
-    def _redact_tools(self, tools: list[mcp_types.Tool]) -> list[mcp_types.Tool]:
-        """The listed tools with the spec's secrets starred out of descriptions and schemas.
-
-        A tool whose *name* holds a secret is left out (with a warning that does not
-        repeat the name): a starred name could not be called, and the name would reach
-        the model in its alias.
-        """
-        secrets = self._secrets
-        if not secrets:
-            return tools
-        kept = [tool for tool in tools if not secrets.found_in(tool.name)]
-        if len(kept) < len(tools):
-            logger.warning(
-                "MCP server %r: %d tool(s) whose name holds a configured secret (a header, env or URL value) "
-                "are left out",
-                self.label,
-                len(tools) - len(kept),
-            )
-        try:
-            return [secrets.redact_model(tool) for tool in kept]
-        except ValueError as exc:
-            raise ServerConnectionError(self.label, f"tools/list: {exc}") from exc
 
     def _call_error(
         self, exc: Exception, session: Session, sent: Exchange, tool: str, operation: str = "tools/call"
@@ -440,7 +379,7 @@ class McpConnection:
         return self._secrets.redact_exception(error)
 
     def _tool_error(self, entry: McpEntry, raw: mcp_types.CallToolResult) -> ToolExecutionError:
-        text = convert.error_text(raw)
+        text = _convert.error_text(raw)
         tool = entry.wire_name
         if _errors.unknown_tool_text(text, tool):
             self._tools_changed()  # the catalog is stale: refresh the server's rows
@@ -469,7 +408,7 @@ class McpConnection:
                 session = await self._live()
                 assert session.client is not None
                 with exchange() as listing:
-                    return self._redact_tools(await discover_tools(session.client, self.spec))
+                    return self._secrets.redact_tools(await discover_tools(session.client, self.spec), self.label)
         except TimeoutError:
             raise ServerConnectionError(
                 self.label, f"tools/list did not answer within {self.spec.timeout:g}s"
@@ -504,7 +443,7 @@ class McpConnection:
             except Exception as exc:
                 raise self._call_error(exc, session, sent, uri, "resources/read") from exc
         try:
-            return convert.resource_contents_to_blocks(self._secrets.redact_model(result).contents)
+            return _convert.resource_contents_to_blocks(self._secrets.redact_model(result).contents)
         except ValueError as exc:
             raise ToolExecutionError(
                 f"MCP server {self.label!r}, resources/read {uri!r}: {exc}", kind=ErrorKind.UPSTREAM_ERROR, cause=exc

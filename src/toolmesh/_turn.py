@@ -27,29 +27,17 @@ from typing import Any, overload
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream
 
+from ._calls import ToolCall
+from ._context import ToolContext
+from ._entries import Entry
+from ._errors import ConfigurationError, ErrorKind, HookError, ToolExecutionError, hook_label
+from ._hook_actions import Fail, Hook, InvalidCall, Refuse, Repair, SkipWith, StopTurn
+from ._hook_stack import HookStack, InvalidDecision, arguments_json, as_output
 from ._invalid import argument_error, invalid_arguments, unknown_name, unparsed_arguments
-from .calls import ToolCall
-from .context import ToolContext
-from .entries import Entry
-from .errors import ConfigurationError, ErrorKind, ToolExecutionError
-from .hooks import (
-    Fail,
-    Hook,
-    HookError,
-    HookStack,
-    InvalidCall,
-    InvalidDecision,
-    Refuse,
-    Repair,
-    SkipWith,
-    StopTurn,
-    arguments_json,
-    as_output,
-    hook_label,
-)
-from .output import ToolOutput
-from .registry import ToolRegistry, ToolSnapshot
-from .result import Disposition, ToolResult
+from ._output import ToolOutput
+from ._registry import ToolRegistry
+from ._result import Disposition, ToolResult
+from ._snapshot import ToolSnapshot
 
 __all__ = ["CompletedCall", "TurnResult", "TurnStream", "run_tool_calls", "stream_tool_calls"]
 

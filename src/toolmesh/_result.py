@@ -2,51 +2,20 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from ._errors import ErrorKind, ToolExecutionError
 from ._hot_path import slot_constructor
-from .errors import ErrorKind, ToolExecutionError
-from .output import Text, ToolOutput
+from ._metadata import MCP_RESULT
+from ._output import Text, ToolOutput
 
-__all__ = [
-    "MCP_ARGUMENTS",
-    "MCP_META",
-    "MCP_RESULT",
-    "MCP_SERVER_LABEL",
-    "MCP_WIRE_NAME",
-    "Disposition",
-    "ToolResult",
-]
+__all__ = ["Disposition", "ToolResult"]
 
 _EMPTY: Mapping[str, Any] = MappingProxyType({})
-
-# Keys an MCP row records on ``ToolResult.metadata`` (host-only, never shown to the model).
-MCP_SERVER_LABEL = "mcp.server_label"
-"""The label of the server that ran the call."""
-MCP_WIRE_NAME = "mcp.wire_name"
-"""The server's own tool name, as sent in ``tools/call``."""
-MCP_ARGUMENTS = "mcp.arguments"
-"""The arguments sent (a dict, or None for none)."""
-MCP_RESULT = "mcp.result"
-"""The raw ``mcp_types.CallToolResult``, when the server answered with one."""
-MCP_META = "mcp.meta"
-"""The ``_meta`` of that result, when it had one."""
-
-# JSON-RPC codes reported for failures that did not come with a code of their own.
-_JSONRPC_CODES: Mapping[str, int] = MappingProxyType(
-    {
-        "invalid_arguments": -32602,
-        "not_found": -32602,
-        "timeout": -32001,
-        "unavailable": -32000,
-        "cancelled": -32800,
-    }
-)
 
 
 class Disposition(StrEnum):
@@ -136,54 +105,15 @@ class ToolResult:
     ) -> dict[str, Any]:
         """This result as the OpenAI Responses API ``mcp_call`` output item.
 
-        The server label, the wire name and the arguments are read from the metadata an
-        MCP row records (``MCP_SERVER_LABEL``, ``MCP_WIRE_NAME``, ``MCP_ARGUMENTS``);
-        pass them for results that have none (a call refused before it reached the row).
-        A failure is reported the way OpenAI reports it: ``mcp_tool_execution_error``
-        with the server's content for an ``isError`` result, ``mcp_protocol_error``
-        with a JSON-RPC code otherwise (``http_error`` when an HTTP status is known).
+        A shortcut for ``toolmesh.providers.openai_responses.mcp_call_item(result, ...)``,
+        where the item is built (and documented) with the rest of that format.
 
         Raises:
             ValueError: when no server label or wire name is known.
         """
-        label = server_label if server_label is not None else self.metadata.get(MCP_SERVER_LABEL)
-        wire = name if name is not None else self.metadata.get(MCP_WIRE_NAME)
-        if label is None or wire is None:
-            raise ValueError(
-                f"result of {self.name!r} (a {self.kind} row) has no MCP server label or wire name; "
-                "pass server_label= and name= to describe it as an mcp_call item"
-            )
-        args = arguments if arguments is not None else self.metadata.get(MCP_ARGUMENTS)
-        item: dict[str, Any] = {
-            "type": "mcp_call",
-            "id": self.call_id,
-            "server_label": label,
-            "name": wire,
-            "arguments": args if isinstance(args, str) else json.dumps(dict(args or {}), ensure_ascii=False),
-            "output": None,
-            "error": None,
-            "status": "completed",
-        }
-        if self.disposition in (Disposition.SUCCEEDED, Disposition.SKIPPED):
-            item["output"] = self.presentation.as_text()
-            return item
-        item["status"] = "incomplete" if self.error is not None and self.error.kind.value == "cancelled" else "failed"
-        item["error"] = self._mcp_call_error()
-        return item
+        from .providers.openai_responses import mcp_call_item
 
-    def _mcp_call_error(self) -> dict[str, Any]:
-        raw = self.mcp_result
-        if raw is not None and getattr(raw, "is_error", False):
-            content = [block.model_dump(mode="json", by_alias=True, exclude_none=True) for block in raw.content]
-            return {"type": "mcp_tool_execution_error", "content": content}
-        error = self.error
-        message = self.presentation.as_text()
-        if error is not None and error.http_status is not None:
-            return {"type": "http_error", "code": error.http_status, "message": message}
-        code = error.code if error is not None and isinstance(error.code, int) else None
-        if code is None:
-            code = _JSONRPC_CODES.get(error.kind.value if error is not None else "", -32603)
-        return {"type": "mcp_protocol_error", "code": code, "message": message}
+        return mcp_call_item(self, server_label=server_label, name=name, arguments=arguments)
 
     def __repr__(self) -> str:
         error = f", error_kind={self.error.kind.value!r}" if self.error is not None else ""

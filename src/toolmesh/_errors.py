@@ -2,14 +2,18 @@
 
 The hierarchy::
 
-    ToolmeshError                      every error toolmesh raises
-    ├── ConfigurationError             a bad spec, found at register/connect time
-    │   ├── NameCollisionError         two rows want one model-visible name
-    │   ├── ServerConnectionError      an MCP server could not be connected or listed
-    │   └── UnsupportedToolError       a row a provider format cannot declare
-    ├── UnsupportedContentError        a result a provider format cannot carry (ValueError)
-    ├── ToolNotFoundError (KeyError)   a name that is not in the registry
-    └── ToolExecutionError             one tool call went wrong (carried on ToolResult.error)
+    ToolmeshError                          every error toolmesh raises
+    ├── ConfigurationError                 a bad spec, found at register/connect time
+    │   ├── DynamicSchemaError             a dynamic tool's schema is not a valid object schema
+    │   ├── NameCollisionError             two rows want one model-visible name
+    │   ├── ServerConfigError              an MCP server spec or mcpServers file is wrong
+    │   ├── ServerConnectionError          an MCP server could not be connected or listed
+    │   └── UnsupportedToolError           a row a provider format cannot declare
+    ├── HookError                          a hook raised or answered with a wrong action
+    ├── OutputConversionError (TypeError)  a return value with no content-block form
+    ├── UnsupportedContentError (ValueError)  a result a provider format cannot carry
+    ├── ToolNotFoundError (KeyError)       a name that is not in the registry
+    └── ToolExecutionError                 one tool call went wrong (carried on ToolResult.error)
 
 ``ToolExecutionError`` is the only error a tool call produces. ``dispatch`` returns
 it on a failed ``ToolResult`` instead of raising; ``raise_for_error()`` and
@@ -27,8 +31,12 @@ from ._suggest import NameIndex
 
 __all__ = [
     "ConfigurationError",
+    "DynamicSchemaError",
     "ErrorKind",
+    "HookError",
     "NameCollisionError",
+    "OutputConversionError",
+    "ServerConfigError",
     "ServerConnectionError",
     "ToolExecutionError",
     "ToolNotFoundError",
@@ -87,6 +95,10 @@ class ConfigurationError(ToolmeshError):
     """A tool, server spec or option is wrong; raised at registration or connect time."""
 
 
+class DynamicSchemaError(ConfigurationError):
+    """A dynamic tool's JSON Schema is not a valid object schema."""
+
+
 class NameCollisionError(ConfigurationError):
     """Two rows claim the same model-visible name; the registry is left unchanged."""
 
@@ -109,8 +121,71 @@ class ServerConnectionError(ConfigurationError):
         super().__init__(f"MCP server {server!r}: {message}")
 
 
+class ServerConfigError(ConfigurationError):
+    """An MCP server spec or ``mcpServers`` file is wrong: names the server, the key, the fix.
+
+    Attributes:
+        server: The server's label, when the problem belongs to one server.
+        key: The offending key (``"url"``, ``"env.API_KEY"``, ``"args[2]"``), when there is one.
+        origin: The config file, when the spec came from one.
+    """
+
+    def __init__(
+        self,
+        problem: str,
+        *,
+        server: str | None = None,
+        key: str | None = None,
+        fix: str | None = None,
+        origin: str | None = None,
+    ) -> None:
+        self.problem = problem
+        self.server = server
+        self.key = key
+        self.fix = fix
+        self.origin = origin
+        parts = []
+        if origin is not None:
+            parts.append(f"{origin}: ")
+        if server is not None:
+            parts.append(f"MCP server {server!r}: ")
+        if key is not None:
+            parts.append(f"key {key!r}: ")
+        parts.append(problem.rstrip("."))
+        parts.append(".")
+        if fix:
+            parts.append(f" {fix.rstrip('.')}.")
+        super().__init__("".join(parts))
+
+    def with_origin(self, origin: str) -> ServerConfigError:
+        """A copy that also names the file the spec came from."""
+        return ServerConfigError(self.problem, server=self.server, key=self.key, fix=self.fix, origin=origin)
+
+
 class UnsupportedToolError(ConfigurationError):
     """A row the provider cannot declare: a name its rule rejects, or another provider's hosted tool."""
+
+
+class HookError(ToolmeshError):
+    """A hook raised, or returned an action its event does not accept.
+
+    The call fails with kind ``internal`` (the detail goes to the operator, not the
+    model) and the turn goes on.
+    """
+
+    def __init__(self, hook: object, event: str, message: str) -> None:
+        self.hook = hook
+        self.event = event
+        super().__init__(f"hook {hook_label(hook)}.{event}: {message}")
+
+
+def hook_label(hook: object) -> str:
+    """How messages name a hook: its class."""
+    return type(hook).__qualname__
+
+
+class OutputConversionError(ToolmeshError, TypeError):
+    """A return value that has no content-block form (bytes, or not JSON-serialisable)."""
 
 
 class UnsupportedContentError(ToolmeshError, ValueError):

@@ -17,12 +17,12 @@ import anyio.to_thread
 import pydantic
 
 from . import _arguments
+from ._capabilities import IoMode, ToolCapabilities
+from ._context import ToolContext
+from ._definition import ToolDefinition
+from ._errors import ConfigurationError
 from ._function_schema import FunctionSchema, function_schema, output_schema
-from .capabilities import IoMode, ToolCapabilities
-from .context import ToolContext
-from .definition import ToolDefinition
-from .errors import ConfigurationError
-from .output import ContentBlock, ToolOutput, to_output
+from ._output import ContentBlock, ToolOutput, to_output
 
 __all__ = ["NativeTool", "ToolOptions", "tool"]
 

@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 
-from .errors import ConfigurationError, NameCollisionError
+from ._errors import ConfigurationError, NameCollisionError
 
 __all__ = ["PROVIDER_RULES", "NamePolicy", "NameRule"]
 

@@ -21,9 +21,19 @@ from typing import Any
 
 import mcp_types
 
-from ..capabilities import TaskSupport, ToolAnnotations, ToolCapabilities
-from ..definition import ToolDefinition
-from ..output import Audio, ContentBlock, EmbeddedResource, Image, Json, PresentedOutput, ResourceLink, Text, ToolOutput
+from .._capabilities import TaskSupport, ToolAnnotations, ToolCapabilities
+from .._definition import ToolDefinition
+from .._output import (
+    Audio,
+    ContentBlock,
+    EmbeddedResource,
+    Image,
+    Json,
+    PresentedOutput,
+    ResourceLink,
+    Text,
+    ToolOutput,
+)
 
 __all__ = [
     "call_result_to_output",

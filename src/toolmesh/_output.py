@@ -24,6 +24,7 @@ from typing import Any, ClassVar, TypeAlias
 import pydantic
 import pydantic_core
 
+from ._errors import OutputConversionError
 from ._hot_path import one_block_constructor
 
 __all__ = [
@@ -261,10 +262,6 @@ def _text_length(block: ContentBlock) -> int:
     if isinstance(block, EmbeddedResource) and block.text is not None:
         return len(block.text)
     return 0
-
-
-class OutputConversionError(TypeError):
-    """A return value that has no content-block form (bytes, or not JSON-serialisable)."""
 
 
 def to_output(value: object) -> ToolOutput:

@@ -16,19 +16,20 @@ import jsonschema
 import jsonschema.exceptions
 
 from . import _arguments
-from .capabilities import TaskSupport, ToolCapabilities
-from .context import ToolContext
-from .definition import ToolDefinition
-from .errors import ConfigurationError, ErrorKind, ToolExecutionError
+from ._capabilities import TaskSupport, ToolCapabilities
+from ._context import ToolContext
+from ._definition import ToolDefinition
+from ._errors import ConfigurationError, DynamicSchemaError, ErrorKind, ToolExecutionError
+from ._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
+from ._names import describe_mcp_tool
+from ._output import ToolOutput, to_output
 from .mcp._schema import SchemaUnusableError
-from .output import ToolOutput, to_output
-from .result import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 
 if TYPE_CHECKING:
     import mcp_types
 
+    from ._native import NativeTool
     from .mcp._schema import SchemaValidator
-    from .native import NativeTool
 
 __all__ = ["DynamicEntry", "Entry", "HostedEntry", "McpEntry", "NativeEntry", "is_advertised"]
 
@@ -74,10 +75,6 @@ class NativeEntry:
 
     def __repr__(self) -> str:
         return f"NativeEntry(name={self.name!r}, function={getattr(self.tool.fn, '__qualname__', '?')!r})"
-
-
-class DynamicSchemaError(ConfigurationError):
-    """A dynamic tool's JSON Schema is not a valid object schema."""
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -341,3 +338,17 @@ def is_advertised(row: Entry) -> bool:
     calls yet, so such a row stays in ``entries()`` for the host but is not offered.
     """
     return row.capabilities.task_support is not TaskSupport.REQUIRED
+
+
+def describe_row(row: Entry) -> str:
+    """How error messages name a row: its family and where it comes from."""
+    match row:
+        case NativeEntry():
+            where = f"{getattr(row.tool.fn, '__module__', '?')}.{getattr(row.tool.fn, '__qualname__', '?')}"
+            return f"native tool {row.name!r} ({where})"
+        case McpEntry():
+            return describe_mcp_tool(row.server, row.wire_name)
+        case DynamicEntry():
+            return f"dynamic tool {row.name!r}"
+        case HostedEntry():
+            return f"hosted tool {row.name!r}"

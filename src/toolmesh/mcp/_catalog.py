@@ -28,17 +28,17 @@ from typing import TYPE_CHECKING, Any
 import mcp_types
 import pydantic_core
 
-from ..capabilities import TaskSupport
-from ..entries import McpCaller, McpEntry
-from ..errors import NameCollisionError, ServerConnectionError
-from ..names import NamePolicy, describe_mcp_tool
+from .._capabilities import TaskSupport
+from .._entries import McpCaller, McpEntry
+from .._errors import NameCollisionError, ServerConnectionError
+from .._names import NamePolicy, describe_mcp_tool
+from ._convert import tool_capabilities, tool_definition
 from ._schema import compile_schema
-from .convert import tool_capabilities, tool_definition
 
 if TYPE_CHECKING:
     from mcp import Client
 
-    from .config import McpServer
+    from ._config import McpServer
 
 __all__ = ["build_rows", "discover_tools", "owners", "rebuild_rows", "select_tools"]
 

@@ -1,0 +1,21 @@
+"""The keys MCP rows record on ``ToolResult.metadata`` (host-only, never shown to the model).
+
+A neutral module: the rows (``McpEntry``), the MCP connection and the provider formats
+all read or write these keys without depending on one another. The public home is
+``toolmesh.mcp``.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MCP_ARGUMENTS", "MCP_META", "MCP_RESULT", "MCP_SERVER_LABEL", "MCP_WIRE_NAME"]
+
+MCP_SERVER_LABEL = "mcp.server_label"
+"""The label of the server that ran the call."""
+MCP_WIRE_NAME = "mcp.wire_name"
+"""The server's own tool name, as sent in ``tools/call``."""
+MCP_ARGUMENTS = "mcp.arguments"
+"""The arguments sent (a dict, or None for none)."""
+MCP_RESULT = "mcp.result"
+"""The raw ``mcp_types.CallToolResult``, when the server answered with one."""
+MCP_META = "mcp.meta"
+"""The ``_meta`` of that result, when it had one."""

@@ -1,0 +1,202 @@
+"""The keys an ``mcpServers`` server entry may have, and their errors in the file's terms.
+
+One pydantic model per shape (the document, one server entry). ``validate`` turns the
+first validation error into a ``ServerConfigError`` naming the key as written in the
+file (``args[1]``, ``env.A``), the JSON type wanted and found, and for an unknown key
+the closest known one. A value is never shown: an ``env`` or ``headers`` value is a secret.
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Mapping
+from typing import Any, Final, TypeVar
+
+from pydantic import AliasChoices, BaseModel, ConfigDict, Field, ValidationError
+
+from .._errors import ServerConfigError
+from ._config import Transport
+
+__all__ = ["IGNORED", "OPTIONS", "TYPES", "Document", "ServerEntry", "Switch", "json_type", "spellings", "validate"]
+
+
+def _both(camel: str, snake: str) -> Any:
+    return Field(None, validation_alias=AliasChoices(camel, snake))
+
+
+class Document(BaseModel):
+    """The file: ``mcpServers`` (Claude Desktop, Cursor, Cline, Windsurf) or ``servers`` (VS Code)."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    mcpServers: dict[str, Any] | None = None  # the files' own spelling
+    servers: dict[str, Any] | None = None
+
+
+class Switch(BaseModel):
+    """Read first, so a disabled server is skipped without checking anything else."""
+
+    model_config = ConfigDict(extra="ignore", strict=True)
+
+    disabled: bool = False
+
+
+class ServerEntry(BaseModel):
+    """One server of the file; toolmesh's multi-word options in camelCase or snake_case."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+    type: str | None = None
+    command: str | None = None
+    args: list[str] | None = None
+    env: dict[str, str | int | float] | None = None
+    envFile: str | None = None
+    cwd: str | None = None
+    url: str | None = None
+    serverUrl: str | None = None
+    headers: dict[str, str] | None = None
+    disabled: bool = False
+
+    timeout: float | None = None
+    call_timeout: float | None = _both("callTimeout", "call_timeout")
+    prefix: bool | None = None
+    aliases: dict[str, str] | None = None
+    include: list[str] | str | None = None
+    exclude: list[str] | str | None = None
+    max_pages: int | None = _both("maxPages", "max_pages")
+    allow_insecure_http: bool | None = _both("allowInsecureHttp", "allow_insecure_http")
+    validate_arguments: bool | None = _both("validateArguments", "validate_arguments")
+    max_tools: int | None = _both("maxTools", "max_tools")
+    on_too_many_tools: str | None = _both("onTooManyTools", "on_too_many_tools")
+    max_description_chars: int | None = _both("maxDescriptionChars", "max_description_chars")
+    max_schema_bytes: int | None = _both("maxSchemaBytes", "max_schema_bytes")
+    max_result_bytes: int | None = _both("maxResultBytes", "max_result_bytes")
+    max_presentation_chars: int | None = _both("maxPresentationChars", "max_presentation_chars")
+
+    # Keys other hosts keep in the same file; they mean nothing to toolmesh.
+    transportType: Any = None  # Cline
+    autoApprove: Any = None  # Cline, Claude Code
+    alwaysAllow: Any = None  # Roo Code
+    dev: Any = None  # VS Code: watch/debug settings of a server under development
+    inputs: Any = None  # VS Code
+    description: Any = None
+
+
+IGNORED: Final = ("transportType", "autoApprove", "alwaysAllow", "dev", "inputs", "description")
+OPTIONS: Final = tuple(
+    name for name in ServerEntry.model_fields if name not in {"type", "envFile", "serverUrl", "disabled", *IGNORED}
+)
+
+
+def spellings(name: str) -> tuple[str, ...]:
+    alias = ServerEntry.model_fields[name].validation_alias
+    return tuple(str(choice) for choice in alias.choices) if isinstance(alias, AliasChoices) else (name,)
+
+
+_KNOWN: Final = sorted(key for name in ServerEntry.model_fields if name not in IGNORED for key in spellings(name))
+TYPES: Final[Mapping[str, Transport]] = {
+    "stdio": "stdio",
+    "http": "http",
+    "streamable-http": "http",
+    "streamable_http": "http",
+    "streamableHttp": "http",
+}
+_WANTED: Final = {
+    "type": '"stdio" or "http"',
+    "command": "a string",
+    "args": "an array of strings",
+    "args[]": "a string",
+    "env": "an object of strings",
+    "env.": "a string or a number",
+    "envFile": "a path string",
+    "cwd": "a string",
+    "url": "a string",
+    "serverUrl": "a string",
+    "headers": "an object of strings",
+    "headers.": "a string",
+    "disabled": "true or false",
+    "timeout": "a number of seconds",
+    "call_timeout": "a number of seconds or null",
+    "prefix": "true or false",
+    "aliases": "an object of strings",
+    "aliases.": "a string",
+    "include": "an array of glob patterns",
+    "include[]": "a glob pattern string",
+    "exclude": "an array of glob patterns",
+    "exclude[]": "a glob pattern string",
+    "max_pages": "a whole number",
+    "allow_insecure_http": "true or false",
+    "validate_arguments": "true or false",
+    "max_tools": "a whole number",
+    "on_too_many_tools": '"error" or "keep_first"',
+    "max_description_chars": "a whole number",
+    "max_schema_bytes": "a whole number",
+    "max_result_bytes": "a whole number",
+    "max_presentation_chars": "a whole number or null",
+    "mcpServers": "an object of servers by label",
+    "servers": "an object of servers by label",
+}
+_M = TypeVar("_M", bound=BaseModel)
+
+_FIELD_OF: Final = {key: name for name in ServerEntry.model_fields for key in spellings(name)}
+
+
+def validate(model: type[_M], data: Any, label: str | None, fix: str | None = None) -> _M:
+    """``model.model_validate(data)``; the first error becomes a ``ServerConfigError``.
+
+    The message names the key as written in the file and the JSON type found, never the
+    value (an ``env`` or ``headers`` value is a secret).
+    """
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        error = exc.errors()[0]
+        key, value, wanted = _where(data, error["loc"])
+        if error["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(key, _KNOWN, n=1)
+            hint = f"Did you mean {close[0]!r}? Otherwise remove it" if close else "Remove it"
+            raise ServerConfigError(
+                "unknown key",
+                server=label,
+                key=key,
+                fix=f"{hint}; known keys are " + ", ".join(repr(k) for k in _KNOWN),
+            ) from None
+        found = json_type(value)
+        if isinstance(value, int) and not isinstance(value, bool) and error["type"] == "float_type":
+            found = "a number too large to use"
+        problem = f"must be {wanted}, not {found}" if wanted else str(error["msg"])
+        raise ServerConfigError(problem, server=label, key=key or None, fix=fix) from None
+
+
+def _where(data: Any, loc: tuple[int | str, ...]) -> tuple[str, Any, str | None]:
+    """The key path as written (``args[1]``, ``env.A``), the value there, and what was wanted."""
+    value, path, wanted, field = data, "", None, ""
+    for depth, step in enumerate(loc):
+        if isinstance(value, Mapping) and step in value:
+            if depth == 0:
+                field = _FIELD_OF.get(str(step), str(step))
+                path, wanted = str(step), _WANTED.get(field)
+            else:
+                path, wanted = f"{path}.{step}", _WANTED.get(f"{field}.")
+        elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
+            path, wanted = f"{path}[{step}]", _WANTED.get(f"{field}[]")
+        else:
+            break
+        value = value[step]
+    return path, value, wanted
+
+
+def json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, Mapping):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return type(value).__name__
