@@ -27,6 +27,7 @@ import resource
 import time
 
 import anyio
+import anyio.abc
 
 from toolmesh import ToolCall, ToolRegistry, run_tool_calls
 
@@ -58,6 +59,34 @@ def _queries(names: list[str], count: int) -> list[str]:
     return [q for q in queries if q not in set(names)]
 
 
+class _StallMeter:
+    """The longest the event loop went without running a 1 ms ticker, while ``async with`` runs."""
+
+    def __init__(self) -> None:
+        self.longest = 0.0
+        self._group: anyio.abc.TaskGroup | None = None
+
+    async def _tick(self) -> None:
+        last = time.perf_counter()
+        while True:
+            await anyio.sleep(0.001)
+            now = time.perf_counter()
+            self.longest = max(self.longest, now - last)
+            last = now
+
+    async def __aenter__(self) -> _StallMeter:
+        self._group = anyio.create_task_group()
+        await self._group.__aenter__()
+        self._group.start_soon(self._tick)
+        await anyio.sleep(0.01)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        assert self._group is not None
+        self._group.cancel_scope.cancel()
+        await self._group.__aexit__(None, None, None)
+
+
 def _peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
@@ -72,10 +101,14 @@ async def _main(rows: int, calls: int) -> None:
 
     snapshot = registry.snapshot()
     rss_rows = _peak_rss_mb()
-    start = time.perf_counter()
-    first = await snapshot.dispatch(queries[0], "{}")
-    build = time.perf_counter() - start
-    print(f"{rows} rows; first unknown name (indexes the names): {build * 1000:.1f} ms")
+    async with _StallMeter() as meter:
+        start = time.perf_counter()
+        first = await snapshot.dispatch(queries[0], "{}")
+        build = time.perf_counter() - start
+    print(
+        f"{rows} rows; first unknown name (indexes the names, in a worker thread): {build * 1000:.1f} ms, "
+        f"longest event-loop stall meanwhile {meter.longest * 1000:.1f} ms"
+    )
     print(
         f"peak RSS: {rss_start:.0f} MB at start, {rss_rows:.0f} MB with the rows, "
         f"{_peak_rss_mb():.0f} MB with the name index"
@@ -95,10 +128,13 @@ async def _main(rows: int, calls: int) -> None:
     await run_tool_calls(registry.snapshot(), turn)
     print(f"a turn of 20 unknown calls: {(time.perf_counter() - start) * 1000:.1f} ms")
     registry.register_hosted("one_more", {"type": "web_search"})  # a new catalog version
-    start = time.perf_counter()
-    await run_tool_calls(registry.snapshot(), turn)
+    async with _StallMeter() as meter:
+        start = time.perf_counter()
+        await run_tool_calls(registry.snapshot(), turn)
+        took = time.perf_counter() - start
     print(
-        f"the same turn right after the catalog changed (indexes again): {(time.perf_counter() - start) * 1000:.1f} ms"
+        f"the same turn right after the catalog changed (indexes again): {took * 1000:.1f} ms, "
+        f"longest event-loop stall meanwhile {meter.longest * 1000:.1f} ms"
     )
 
     start = time.perf_counter()

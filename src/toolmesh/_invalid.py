@@ -16,9 +16,9 @@ from ._hook_actions import InvalidCall, InvalidCallKind
 from ._snapshot import ToolSnapshot
 
 
-def unknown_name(snapshot: ToolSnapshot, call: ToolCall) -> InvalidCall:
+async def unknown_name(snapshot: ToolSnapshot, call: ToolCall) -> InvalidCall:
     """The problem of a call whose name no row of ``snapshot`` has."""
-    missing = snapshot._missing(call.name)
+    missing = await snapshot._missing_off_loop(call.name)
     error = ToolExecutionError(str(missing), kind=ErrorKind.NOT_FOUND)
     return InvalidCall(InvalidCallKind.UNKNOWN_NAME, error, None, missing.suggestions)
 

@@ -19,8 +19,11 @@ the first two kinds.
 
 from __future__ import annotations
 
+import gc
+import threading
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from difflib import SequenceMatcher
 from itertools import islice
 
@@ -36,6 +39,20 @@ _MAX_SCORED = 24
 """Candidates scored per query, at most."""
 _MAX_POSTING = 32
 """Two thirds shared by more names than this say little about which one was meant."""
+
+
+@contextmanager
+def _no_collection() -> Iterator[None]:
+    """No garbage collection while a table is built: it makes tens of thousands of lists and no
+    cycles, and a full collection triggered meanwhile would hold the GIL (and the event loop)
+    for a quarter of a second at 50,000 names."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _key(name: str) -> str:
@@ -56,7 +73,7 @@ class NameIndex:
     does bounded work whatever the number of names.
     """
 
-    __slots__ = ("_by_key", "_by_length", "_by_tail", "_names", "_parts")
+    __slots__ = ("_by_key", "_by_length", "_by_tail", "_lock", "_names", "_parts")
 
     def __init__(self, names: Iterable[str]) -> None:
         self._names: tuple[str, ...] = tuple(names)
@@ -67,6 +84,8 @@ class NameIndex:
         self._by_length: dict[int, list[str]] = {}
         """Keys by length."""
         self._parts: dict[int, tuple[dict[str, list[str]], ...]] = {}
+        self._lock = threading.Lock()
+        """Held while a table is built: lookups may come from worker threads at once."""
         """Per key length, built when first needed: names by two of their key's three thirds."""
 
     def __len__(self) -> int:
@@ -94,24 +113,32 @@ class NameIndex:
 
     def _thirds_of(self, length: int, by_key: dict[str, list[str]]) -> tuple[dict[str, list[str]], ...]:
         tables = self._parts.get(length)
-        if tables is None:
-            first: defaultdict[str, list[str]] = defaultdict(list)
-            second: defaultdict[str, list[str]] = defaultdict(list)
-            third: defaultdict[str, list[str]] = defaultdict(list)
-            for key in self._by_length.get(length, ()):
-                a, b, c = _thirds(key, length, 0)
-                names = by_key[key]
-                first[a].extend(names)
-                second[b].extend(names)
-                third[c].extend(names)
-            tables = self._parts[length] = (dict(first), dict(second), dict(third))
+        if tables is not None:
+            return tables
+        with self._lock, _no_collection():
+            return self._parts.get(length) or self._build_thirds(length, by_key)
+
+    def _build_thirds(self, length: int, by_key: dict[str, list[str]]) -> tuple[dict[str, list[str]], ...]:
+        first: defaultdict[str, list[str]] = defaultdict(list)
+        second: defaultdict[str, list[str]] = defaultdict(list)
+        third: defaultdict[str, list[str]] = defaultdict(list)
+        for key in self._by_length.get(length, ()):
+            a, b, c = _thirds(key, length, 0)
+            names = by_key[key]
+            first[a].extend(names)
+            second[b].extend(names)
+            third[c].extend(names)
+        tables = self._parts[length] = (dict(first), dict(second), dict(third))
         return tables
 
     def suggest(self, name: object, n: int = 3) -> tuple[str, ...]:
         """Up to ``n`` names close to ``name``, best first; none for a non-string or a very long name."""
         if not isinstance(name, str) or not name or len(name) > _MAX_QUERY or n < 1:
             return ()
-        by_key = self._by_key if self._by_key is not None else self._build()
+        by_key = self._by_key
+        if by_key is None:
+            with self._lock, _no_collection():
+                by_key = self._by_key if self._by_key is not None else self._build()
         key = _key(name)
         tail = _tail(key) or key
         strong: dict[str, None] = {}

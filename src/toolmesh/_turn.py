@@ -297,7 +297,7 @@ class _Turn:
     async def _attempt(self, call: ToolCall, ctx: ToolContext[Any], *, repaired: bool) -> tuple[ToolCall, ToolResult]:
         entry = self._snapshot.get(call.name)
         if entry is None:
-            return await self._invalid(call, unknown_name(self._snapshot, call), ctx, repaired, None)
+            return await self._invalid(call, await unknown_name(self._snapshot, call), ctx, repaired, None)
         if call.problem is not None:
             return await self._invalid(call, unparsed_arguments(entry, call, call.problem), ctx, repaired, None)
         if self._check_ahead:
