@@ -96,10 +96,11 @@ async def test_an_answer_with_a_wrong_id_fails_the_waiting_call_at_once() -> Non
     assert child_pids() - before == set()
 
 
-async def test_a_result_over_max_result_bytes_is_upstream_error_naming_the_limit() -> None:
+@pytest.mark.parametrize("id_last", [False, True], ids=["id_first", "id_last"])
+async def test_a_result_over_max_result_bytes_is_upstream_error_naming_the_limit(id_last: bool) -> None:
     before = child_pids()
     limit = 1024 * 1024
-    env = {"HOSTILE_HUGE_BYTES": str(20 * 1024 * 1024)}
+    env = {"HOSTILE_HUGE_BYTES": str(20 * 1024 * 1024), "HOSTILE_ID_LAST": "1" if id_last else "0"}
     async with ToolRegistry() as registry:
         connection = await registry.connect(raw_stdio(env=env, max_result_bytes=limit))
         start = time.perf_counter()

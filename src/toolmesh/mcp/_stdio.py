@@ -189,6 +189,8 @@ class _Reader:
         """Read until end of stream; after a fault keep draining so the server can exit."""
         buffer = bytearray()
         skipping = False
+        pending: bytes | None = None  # the kept start of an over-long line whose id was not in it
+        tail = b""
         async for chunk in stdout:
             if buffer or skipping:
                 # A long line arrives chunk after chunk, each at once from the pipe's buffer:
@@ -201,12 +203,23 @@ class _Reader:
                 start = len(chunk) if end < 0 else end + 1
                 if skipping:
                     skipping = end < 0
+                    if pending is not None:
+                        tail = (tail + piece)[-_wire.TAIL_BYTES :]
+                        if not skipping:
+                            await self._too_long(pending, tail)
+                            pending, tail = None, b""
                     continue
                 if len(buffer) + len(piece) > self._limit:
-                    buffer += piece[: self._limit - len(buffer)]
-                    await self._too_long(bytes(buffer))
+                    kept = self._limit - len(buffer)
+                    buffer += piece[:kept]
+                    prefix = bytes(buffer)
                     buffer.clear()
+                    rest = piece[kept:][-_wire.TAIL_BYTES :]
                     skipping = end < 0
+                    if skipping and _wire.top_level(prefix)[0] is None:
+                        pending, tail = prefix, rest  # the id may come last: wait for the line's end
+                    else:
+                        await self._too_long(prefix, rest if not skipping else b"")
                     continue
                 if end < 0:
                     buffer += piece
@@ -234,15 +247,18 @@ class _Reader:
                 return
         await self._out.send(SessionMessage(message))
 
-    async def _too_long(self, prefix: bytes) -> None:
+    async def _too_long(self, prefix: bytes, tail: bytes) -> None:
         await self._unreadable(
             prefix,
             f"it is larger than max_result_bytes ({self._limit} bytes); raise max_result_bytes on the server "
             "spec if such answers are expected",
+            tail,
         )
 
-    async def _unreadable(self, line: bytes, reason: str) -> None:
+    async def _unreadable(self, line: bytes, reason: str, tail: bytes = b"") -> None:
         request_id, has_method = _wire.top_level(line)
+        if request_id is None and tail:
+            request_id = _wire.trailing_id(tail)
         if self._inbound.method(request_id) is not None and not has_method:
             assert isinstance(request_id, str | int)
             self._inbound.answered(request_id)

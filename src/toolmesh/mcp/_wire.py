@@ -316,6 +316,25 @@ def top_level(line: bytes) -> tuple[object, bool]:
     return found, method
 
 
+_TRAILING_ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")\s*(?:,\s*"jsonrpc"\s*:\s*"2\.0"\s*)?\}\s*$')
+TAIL_BYTES = 256
+"""Bytes kept of the end of a line too long to keep whole: enough for an ``id`` written last."""
+
+
+def trailing_id(tail: bytes) -> object:
+    """The ``id`` of an answer whose writer put it last, read from the end of its line (or None).
+
+    The TypeScript SDK writes ``{"result": ..., "jsonrpc": "2.0", "id": 2}``. A key right
+    before the line's one closing brace belongs to the top-level object: a nested
+    object's end would need two.
+    """
+    match = _TRAILING_ID.search(tail)
+    if match is None:
+        return None
+    raw = match.group(1)
+    return raw[1:-1].decode("utf-8", "replace") if raw.startswith(b'"') else int(raw)
+
+
 def describe_unreadable(line: bytes, exc: pydantic.ValidationError) -> str:
     """What is wrong with a line the SDK's message model rejected, in a few words."""
     try:

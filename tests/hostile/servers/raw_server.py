@@ -8,6 +8,7 @@ each tool in a broken way of its own; see TOOLS. Environment:
 
     HOSTILE_LIST=deep | big_description | big_schema | hang   a broken tools/list
     HOSTILE_HUGE_BYTES=N      the size of the "huge" tool's answer (default 5 MiB)
+    HOSTILE_ID_LAST=1         write the "huge" answer's id last, as the TypeScript SDK does
     HOSTILE_IGNORE_TERM=1     ignore SIGTERM and stay alive after stdin closes (only SIGKILL stops it)
 """
 
@@ -75,13 +76,15 @@ def _text(request_id: Any, text: str) -> bytes:
 
 def _huge(request_id: Any) -> Iterator[bytes]:
     size = int(os.environ.get("HOSTILE_HUGE_BYTES", str(5 * 1024 * 1024)))
-    yield b'{"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b',"result":{"content":[{"type":"text","text":"'
+    id_last = os.environ.get("HOSTILE_ID_LAST") == "1"  # the TypeScript SDK's order: result, jsonrpc, id
+    head = b"" if id_last else b'"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b","
+    yield b"{" + head + b'"result":{"content":[{"type":"text","text":"'
     chunk = b"z" * 65536
     left = size
     while left > 0:
         yield chunk[: min(left, len(chunk))]
         left -= len(chunk)
-    yield b'"}]}}'
+    yield b'"}]}' + (b',"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() if id_last else b"") + b"}"
 
 
 def answer(message: dict[str, Any]) -> Iterator[bytes] | None:
