@@ -64,8 +64,9 @@ async def test_absent_empty_and_null_mean_no_arguments(arguments: str | None) ->
         ('{"x": "two"}', "x: Input should be a valid integer, unable to parse string as an integer."),
         ('{"y": 1}', "x: missing required field."),
         ('{"x": 1.5}', "x: Input should be a valid integer, got a number with a fractional part."),
+        ('{"x": "\\ud800"}', "a string holds a lone surrogate escape (such as \\ud800), which is not valid Unicode."),
     ],
-    ids=["array", "scalar", "string", "malformed", "unknown-field", "wrong-type", "missing", "fraction"],
+    ids=["array", "scalar", "string", "malformed", "unknown-field", "wrong-type", "missing", "fraction", "surrogate"],
 )
 async def test_bad_arguments_fail_with_feedback_naming_the_field(arguments: str, feedback: str) -> None:
     result = await make_registry().dispatch("add", arguments)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 import sys
 from collections.abc import Mapping
 from typing import Any
@@ -35,6 +36,10 @@ silently changed, so it is refused before the wire; send it as a string instead.
 _MAX_INTEGER_BITS = 13_000
 """Larger integers have more digits than Python turns into text (``sys.get_int_max_str_digits()``,
 4,300 by default), which a validator's error message would need."""
+
+
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
+"""A ``\\uD800``-``\\uDFFF`` escape: valid JSON syntax, but pydantic refuses a lone one as bad JSON."""
 
 
 def is_empty_arguments(text: str) -> bool:
@@ -184,6 +189,9 @@ def from_validation_error(
         kind = error["type"]
         loc = tuple(error["loc"])
         if kind == "json_invalid":
+            if "escape" in error["msg"] and isinstance(arguments, str) and _SURROGATE_ESCAPE.search(arguments):
+                detail = "a string holds a lone surrogate escape (such as \\ud800), which is not valid Unicode."
+                return invalid_arguments(tool, detail, parameters)
             return invalid_arguments(tool, f"arguments are not valid JSON ({error['msg'][14:]}).", parameters)
         if not loc and kind in ("model_type", "dict_type", "model_attributes_type"):
             value = json.loads(arguments) if isinstance(arguments, str) else arguments
