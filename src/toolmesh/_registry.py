@@ -365,6 +365,15 @@ class ToolRegistry(Catalog):
         """Every connected server's connection, in connection order."""
         return self._mcp.connections()
 
+    async def set_server_log_level(self, label: str, level: str) -> None:
+        """Ask server ``label`` for log messages at ``level`` and above (on ``toolmesh.server.<label>``).
+
+        Raises:
+            ConfigurationError: when no server of that label is connected.
+            ValueError: ``level`` is not an MCP level (debug, info, notice, warning, error, ...).
+        """
+        await self.connection(label).server_log.set_level(level)
+
     async def read_resource(self, server: str, uri: str) -> ToolOutput:
         """Read a resource of a connected server (``resources/read``) as output blocks.
 

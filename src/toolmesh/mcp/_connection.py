@@ -2,8 +2,7 @@
 
 A connection owns a succession of sessions (``_session.Session``, one ``mcp.Client``
 each, held open by a supervisor task in the registry's task group) and serves calls
-from the callers' own tasks. A caller only ever gets a result or a
-``ToolExecutionError``:
+from the callers' own tasks. A caller only ever gets a result or a ``ToolExecutionError``:
 
 * the session dies mid-call (the process exits, the endpoint goes away): in-flight calls
   end at once as ``unavailable`` (the SDK answers every pending request when its
@@ -11,8 +10,7 @@ from the callers' own tasks. A caller only ever gets a result or a
 * the next call reconnects (stdio: a new process; HTTP: a new session) in the
   registry's task group, shared by every caller waiting for it; consecutive failed
   attempts back off (0.5 s doubling to 30 s), during which calls fail fast;
-* ``aclose()`` ends the session, which closes the client and with it the stdio child
-  process (the SDK closes stdin, then terminates and kills the process tree);
+* ``aclose()`` ends the session, closing the client and the stdio child (its process tree);
 * tool-list changes the session hears of, reconnects, and a server answering that it
   does not know a tool call ``on_tools_changed``, which the registry uses to refresh
   the server's rows.
@@ -39,6 +37,7 @@ from .._output import ToolOutput, truncate_text
 from . import _convert, _errors
 from ._catalog import discover_tools
 from ._secrets import LOG_GUARD, Secrets
+from ._server_log import ServerLog
 from ._session import Exchange, Session, exchange
 
 if TYPE_CHECKING:
@@ -84,6 +83,7 @@ class McpConnection:
         self._next_attempt = 0.0
         self._last_error: str | None = None
         self._secrets = Secrets.of(spec)
+        self.server_log = ServerLog(spec.label, self._secrets.redact if self._secrets else None)
         self.reconnects = 0
         """How many times a lost session was replaced by a new one."""
         self.protocol_version: str | None = None
@@ -119,7 +119,7 @@ class McpConnection:
 
     def _start(self) -> Session:
         self._generation += 1
-        session = Session(self.spec, self._generation, self._tools_changed)
+        session = Session(self.spec, self._generation, self._tools_changed, server_log=self.server_log)
         self._task_group.start_soon(self._run_session, session, name=f"toolmesh MCP session {self.label!r}")
         return session
 

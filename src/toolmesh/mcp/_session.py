@@ -41,6 +41,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import _errors, _wire
 from ._secrets import Secrets
+from ._server_log import ServerLog
 from ._stdio import stdio_transport
 from ._wire import _EXCHANGE, Exchange, exchange
 
@@ -174,6 +175,8 @@ class Session:
     """What the server wrote that ended the session's read side, when that happened."""
     handshake: Exchange = field(default_factory=lambda: Exchange())
     """What the HTTP layer saw of the handshake (sent from the supervisor task)."""
+    server_log: ServerLog | None = None
+    """Where the server's log messages go (the connection's, shared by its sessions)."""
 
     @property
     def label(self) -> str:
@@ -200,6 +203,8 @@ class Session:
             with self.scope:
                 async with AsyncExitStack() as stack:
                     client = await self._enter_client(stack)
+                    if self.server_log is not None:
+                        await self.server_log.attach(client)
                     self.client = client
                     async with anyio.create_task_group() as watchers:
                         if _wants_listen(client):
@@ -223,6 +228,8 @@ class Session:
             # Calls in flight on this session have been answered by the SDK by now: its
             # dispatcher wakes every pending request with CONNECTION_CLOSED when it ends.
             self.dead = True
+            if self.server_log is not None and self.client is not None:
+                self.server_log.detach(self.client)
             self.client = None
             self.ready.set()
             self.done.set()
@@ -295,6 +302,8 @@ class Session:
             logger.debug("MCP server %r: transport reported %r", self.label, message)
         elif isinstance(message, mcp_types.ToolListChangedNotification):
             self.on_tools_changed()  # handshake-era sessions (2025-11-25)
+        elif isinstance(message, mcp_types.LoggingMessageNotification) and self.server_log is not None:
+            self.server_log.emit(message.params)
         await anyio.lowlevel.checkpoint()
 
     async def _listen(self, client: Client, listening: anyio.Event) -> None:
