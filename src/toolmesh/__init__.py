@@ -6,6 +6,7 @@ from typing import TYPE_CHECKING, Any
 
 from ._calls import ToolCall
 from ._capabilities import IoMode, TaskSupport, ToolAnnotations, ToolCapabilities
+from ._changes import CatalogChange
 from ._context import (
     ElicitationCallback,
     FromContext,
@@ -60,6 +61,7 @@ from .mcp import McpServer, ServerConfigError
 
 __all__ = [
     "Audio",
+    "CatalogChange",
     "CompletedCall",
     "ConfigurationError",
     "ConnectionState",

@@ -7,13 +7,14 @@ are shared with ``ToolSnapshot`` (``_snapshot``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Coroutine, Iterable, Mapping
+from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack, overload
 
 from opentelemetry import trace
 
 from ._capabilities import ToolCapabilities
+from ._changes import CatalogEvents, reported
 from ._context import ToolContext
 from ._definition import ToolDefinition
 from ._entries import (
@@ -46,7 +47,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class ToolRegistry(Catalog):
+class ToolRegistry(Catalog, CatalogEvents):
     """One catalog of typed rows: native functions, dynamic and hosted tools, MCP servers' tools.
 
     Use it as ``async with ToolRegistry() as registry:`` when it connects MCP servers,
@@ -72,7 +73,7 @@ class ToolRegistry(Catalog):
         """
         if default_timeout is not None and default_timeout <= 0:
             raise ConfigurationError(f"default_timeout must be positive seconds, got {default_timeout!r}")
-        self._rows = {}
+        self._rows, self._listeners = {}, []
         self._settings = DispatchSettings(show_error_details, default_timeout, tracer_provider)
         self._by_function: dict[int, NativeEntry] = {}
         self._names = names
@@ -118,6 +119,7 @@ class ToolRegistry(Catalog):
     def _check_name(self, name: str, what: str) -> None:
         self.name_policy.check_name(name, owner=what)
 
+    @reported
     def _add(self, row: Entry, replace: bool) -> None:
         existing = self._rows.get(row.name)
         if isinstance(existing, McpEntry):
@@ -255,6 +257,7 @@ class ToolRegistry(Catalog):
         self._add(row, replace)
         return row
 
+    @reported
     def unregister(self, name: str) -> Entry:
         """Remove the row named ``name`` and return it.
 
@@ -274,12 +277,14 @@ class ToolRegistry(Catalog):
 
     # -- MCP servers ----------------------------------------------------------------
 
-    def _rebuild(self) -> None:
+    def _rebuild(self, server: str | None = None, refused: Sequence[str] = ()) -> None:
         """Catalog order: local rows in registration order, then servers in connection order."""
         rows: dict[str, Entry] = dict(self._local)
         for server_rows in self._mcp.row_sets():
             rows.update(server_rows)
-        self._rows = rows
+        with self._reporting():
+            self._refuse(server, refused)
+            self._rows = rows
         self._name_index = None
 
     async def connect(self, server: McpServer) -> McpConnection:
@@ -366,12 +371,7 @@ class ToolRegistry(Catalog):
         return self._mcp.connections()
 
     async def set_server_log_level(self, label: str, level: str) -> None:
-        """Ask server ``label`` for log messages at ``level`` and above (on ``toolmesh.server.<label>``).
-
-        Raises:
-            ConfigurationError: when no server of that label is connected.
-            ValueError: ``level`` is not an MCP level (debug, info, notice, warning, error, ...).
-        """
+        """Ask server ``label`` for log messages at ``level`` and above (``ConfigurationError``: no such server)."""
         await self.connection(label).server_log.set_level(level)
 
     async def read_resource(self, server: str, uri: str) -> ToolOutput:

@@ -196,11 +196,13 @@ def rebuild_rows(
     policy: NamePolicy,
     taken: Mapping[str, str],
     caller: McpCaller,
+    refused: list[str] | None = None,
 ) -> list[McpEntry]:
     """The rows of a refreshed listing: like ``build_rows``, but a collision drops only that tool.
 
     A refresh must not fail a server that is in use, and must never take a name another
-    owner holds: each tool whose name collides is left out, with a warning naming both.
+    owner holds: each tool whose name collides is left out, with a warning naming both
+    (and its name appended to ``refused``).
     """
     try:
         return build_rows(spec, tools, policy, taken, caller)
@@ -213,6 +215,8 @@ def rebuild_rows(
             (row,) = build_rows(spec, [tool], policy, claimed, caller)
         except NameCollisionError as exc:
             logger.warning("MCP server %r: refresh leaves out tool %r: %s", spec.label, tool.name, exc)
+            if refused is not None:
+                refused.append(exc.name)
             continue
         rows.append(row)
         claimed[row.name] = describe_mcp_tool(spec.label, tool.name)

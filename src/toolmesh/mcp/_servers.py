@@ -11,7 +11,7 @@ server rows through ``row_sets()`` and is told to rebuild its catalog on every c
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -65,14 +65,15 @@ class McpServers:
         rows: The registry's current rows (every family), to find names already owned.
         names: The registry's name policy.
         changed: Called (without awaiting) whenever a server's rows were added,
-            replaced or removed, so the registry rebuilds its catalog.
+            replaced or removed, so the registry rebuilds its catalog; after a refresh
+            with the server's label and the names it was refused.
     """
 
     def __init__(
         self,
         rows: Callable[[], Mapping[str, Entry]],
         names: Callable[[], NamePolicy],
-        changed: Callable[[], None],
+        changed: Callable[[str | None, Sequence[str]], None],
     ) -> None:
         self._rows = rows
         self._names = names
@@ -188,12 +189,12 @@ class McpServers:
         if not rows:
             _logger.warning("MCP server %r is connected but offers no tools (after filters)", label)
         self._servers[label] = _Server(connection, {row.name: row for row in rows})
-        self._changed()
+        self._changed(None, ())
         connection.on_tools_changed = self._tools_changed
 
     def _drop(self, label: str) -> McpConnection:
         server = self._servers.pop(label)
-        self._changed()
+        self._changed(None, ())
         return server.connection
 
     async def connect(self, server: McpServer) -> McpConnection:
@@ -323,10 +324,12 @@ class McpServers:
         if generation < current.applied:
             return list(current.rows.values())
         others = {name: row for name, row in self._rows().items() if name not in current.rows}
-        rows = rebuild_rows(connection.spec, tools, self._names(), owners(others, describe_row), connection)
+        refused: list[str] = []
+        taken = owners(others, describe_row)
+        rows = rebuild_rows(connection.spec, tools, self._names(), taken, connection, refused)
         current.applied = generation
         current.rows = {row.name: row for row in rows}
-        self._changed()
+        self._changed(label, refused)
         return rows
 
     # -- resources ------------------------------------------------------------------
