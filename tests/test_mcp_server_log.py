@@ -6,7 +6,7 @@ import logging
 
 import pytest
 
-from _mcp import demo_in_process, demo_stdio
+from _mcp import demo_in_process, demo_stdio, lowlevel_in_process
 from toolmesh import ToolRegistry
 
 SECRET = "s3cr3t-token-value-42"
@@ -66,3 +66,22 @@ async def test_an_unknown_log_level_is_refused_by_name() -> None:
         with pytest.raises(ValueError, match="unknown MCP log level 'verbose'; use one of debug, info"):
             await registry.set_server_log_level("demo", "verbose")
         assert (await registry.dispatch("demo__echo", {"text": "still here"})).ok
+
+
+async def test_on_2025_11_25_the_level_is_a_logging_set_level_request(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.DEBUG, logger="toolmesh.server.low")
+    async with ToolRegistry() as registry:
+        spec = lowlevel_in_process("low", env={"FIXTURE_LOGGING": "1"}, include=["log"])
+        connection = await registry.connect(spec)
+        assert connection.protocol_version == "2025-11-25" and connection.capabilities.logging is not None
+        assert (await registry.dispatch("low__log", {"text": "a"})).ok
+        assert [r.getMessage() for r in _server_records(caplog, "low")] == ["debug: a", "info: a", "warning: a"]
+        caplog.clear()
+        await registry.set_server_log_level("low", "info")
+        assert (await registry.dispatch("low__log", {"text": "b"})).ok
+        assert [(r.getMessage(), r.levelno) for r in _server_records(caplog, "low")] == [
+            ("info: b", logging.INFO),
+            ("warning: b", logging.WARNING),
+        ]
