@@ -10,6 +10,7 @@ from _mcp import demo_in_process, demo_stdio, lowlevel_in_process
 from toolmesh import ToolRegistry
 
 SECRET = "s3cr3t-token-value-42"
+CHATTY = {"FIXTURE_CHATTY": "1"}
 LEVELS = [
     ("debug", logging.DEBUG),
     ("info", logging.INFO),
@@ -29,7 +30,7 @@ async def test_in_process_log_messages_arrive_at_their_levels(
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="toolmesh.server.demo")
     async with ToolRegistry() as registry:
-        connection = await registry.connect(demo_in_process("demo", include=["chatty"]))
+        connection = await registry.connect(demo_in_process("demo", env=CHATTY, include=["chatty"]))
         assert connection.protocol_version == "2025-11-25"
         result = await registry.dispatch("demo__chatty", {"text": "hi"})
     assert result.ok and result.output.as_text() == "logged"
@@ -45,7 +46,9 @@ async def test_stdio_log_messages_follow_the_level_the_host_sets_and_hide_secret
 ) -> None:
     caplog.set_level(logging.DEBUG, logger="toolmesh.server.demo")
     async with ToolRegistry() as registry:
-        connection = await registry.connect(demo_stdio("demo", env={"FIXTURE_API_TOKEN": SECRET}, include=["chatty"]))
+        connection = await registry.connect(
+            demo_stdio("demo", env={**CHATTY, "FIXTURE_API_TOKEN": SECRET}, include=["chatty"])
+        )
         assert connection.protocol_version == "2026-07-28"  # log delivery: the per-request _meta opt-in
         await registry.set_server_log_level("demo", "debug")
         assert (await registry.dispatch("demo__chatty", {"text": f"key={SECRET}"})).ok
