@@ -28,7 +28,6 @@ from ._common import (
     ToolSource,
     check_hosted,
     collect,
-    declares,
     entries,
     get,
     is_error,
@@ -36,6 +35,7 @@ from ._common import (
     plain,
     render,
 )
+from ._declarations import cached, freeze
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, ToolParam, ToolResultBlockParam, ToolUnionParam
@@ -60,6 +60,10 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
             warning (``"skip"``), so the others can still be declared; ``"raise"`` refuses
             the whole catalog instead. ``rejected_names(catalog, "anthropic")`` lists them.
 
+    Returns:
+        Fresh top-level dicts (add ``cache_control`` to one freely); a client tool's
+        ``input_schema`` is cached per row and read-only (``FrozenDict``): copy it to change it.
+
     Raises:
         UnsupportedToolError: for another provider's hosted tool, or a rejected name with
             ``invalid_names="raise"``.
@@ -67,18 +71,19 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
     declared: list[ToolUnionParam] = []
     for item in collect(catalog):
         if isinstance(item, ToolDefinition):
-            if declares(item, _PROVIDER, _API, invalid_names):
-                declared.append(_tool(item))
+            tool = cached(item, (_API,), _tool, provider=_PROVIDER, api=_API, invalid_names=invalid_names)
+            if tool is not None:
+                declared.append(cast("ToolParam", dict(tool)))
         else:
             declared.append(cast("ToolUnionParam", plain(check_hosted(item, (_PROVIDER,), _API))))
     return declared
 
 
 def _tool(definition: ToolDefinition) -> ToolParam:
-    tool: ToolParam = {"name": definition.name, "input_schema": plain(definition.parameters)}
+    tool: ToolParam = {"name": definition.name, "input_schema": dict(definition.parameters)}
     if definition.description:
         tool["description"] = definition.description
-    return tool
+    return cast("ToolParam", freeze(tool))
 
 
 def parse_tool_calls(message: object) -> list[ToolCall]:

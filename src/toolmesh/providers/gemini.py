@@ -22,7 +22,7 @@ Unlike the other provider modules, this one returns the SDK's own objects
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .._calls import ToolCall
@@ -37,7 +37,6 @@ from ._common import (
     UnsupportedToolError,
     check_hosted,
     collect,
-    declares,
     entries,
     get,
     is_error,
@@ -49,6 +48,7 @@ from ._common import (
     render,
     sole_json,
 )
+from ._declarations import cached, freeze
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -81,6 +81,9 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
     (``invalid_names="skip"``), so the others can still be declared; ``"raise"``
     refuses the whole catalog instead. ``rejected_names(catalog, "gemini")`` lists them.
 
+    Each row's ``FunctionDeclaration`` is cached; every call returns fresh (shallow)
+    copies, whose ``parameters_json_schema`` is shared and read-only (``FrozenDict``).
+
     Raises:
         UnsupportedToolError: for another provider's hosted tool, a hosted declaration
             ``types.Tool`` does not accept, or a rejected name with ``invalid_names="raise"``.
@@ -92,15 +95,9 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
     hosted: list[types.Tool] = []
     for item in collect(catalog):
         if isinstance(item, ToolDefinition):
-            if not declares(item, _PROVIDER, _API, invalid_names):
-                continue
-            functions.append(
-                types.FunctionDeclaration(
-                    name=item.name,
-                    description=item.description or None,
-                    parameters_json_schema=_schema(item.parameters),
-                )
-            )
+            function = cached(item, (_API,), _function, provider=_PROVIDER, api=_API, invalid_names=invalid_names)
+            if function is not None:
+                functions.append(function.model_copy())
         else:
             hosted.append(_hosted(item))
     declared: list[types.ToolUnion] = [types.Tool(function_declarations=functions)] if functions else []
@@ -108,10 +105,13 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
     return declared
 
 
-def _schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
-    schema: dict[str, Any] = plain(parameters)
-    schema.pop("$schema", None)
-    return schema
+def _function(definition: ToolDefinition) -> types.FunctionDeclaration:
+    from google.genai import types
+
+    schema = {key: value for key, value in definition.parameters.items() if key != "$schema"}
+    return types.FunctionDeclaration(
+        name=definition.name, description=definition.description or None, parameters_json_schema=freeze(schema)
+    )
 
 
 def _hosted(row: HostedEntry) -> types.Tool:

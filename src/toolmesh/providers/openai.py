@@ -17,7 +17,7 @@ hosted rows are refused too.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .._calls import ToolCall
 from .._definition import ToolDefinition
@@ -27,16 +27,15 @@ from ._common import (
     ToolSource,
     UnsupportedToolError,
     collect,
-    declares,
     entries,
     get,
     is_record,
     make_call,
     malformed_call,
-    plain,
     result_text,
     schemas_of,
 )
+from ._declarations import cached, freeze
 from ._strict import repair_arguments, strict_parameters
 
 if TYPE_CHECKING:
@@ -63,6 +62,10 @@ def tools(
             catalog to ``parse_tool_calls`` so optional parameters sent as ``null`` are
             left out again.
 
+    Returns:
+        Fresh top-level dicts; each ``function`` part is cached per row and read-only
+        (``FrozenDict``): copy it to change it.
+
     Raises:
         UnsupportedToolError: for a name the OpenAI rule rejects, or a hosted row.
     """
@@ -74,13 +77,15 @@ def tools(
                 "tools; declare it with toolmesh.providers.openai_responses, or leave it out of this turn "
                 "with registry.snapshot(active=[...])"
             )
-        if declares(item, _PROVIDER, _API, invalid_names):
-            declared.append({"type": "function", "function": _function(item, strict=strict)})
+        build = _strict_function if strict else _loose_function
+        function = cached(item, (_API, strict), build, provider=_PROVIDER, api=_API, invalid_names=invalid_names)
+        if function is not None:
+            declared.append({"type": "function", "function": function})
     return declared
 
 
 def _function(definition: ToolDefinition, *, strict: bool) -> FunctionDefinition:
-    function: FunctionDefinition = {"name": definition.name, "parameters": plain(definition.parameters)}
+    function: FunctionDefinition = {"name": definition.name, "parameters": dict(definition.parameters)}
     if definition.description:
         function["description"] = definition.description
     if strict:
@@ -88,7 +93,15 @@ def _function(definition: ToolDefinition, *, strict: bool) -> FunctionDefinition
         function["strict"] = schema is not None
         if schema is not None:
             function["parameters"] = schema
-    return function
+    return cast("FunctionDefinition", freeze(function))
+
+
+def _strict_function(definition: ToolDefinition) -> FunctionDefinition:
+    return _function(definition, strict=True)
+
+
+def _loose_function(definition: ToolDefinition) -> FunctionDefinition:
+    return _function(definition, strict=False)
 
 
 def parse_tool_calls(response: object, *, catalog: ToolSource | None = None) -> list[ToolCall]:

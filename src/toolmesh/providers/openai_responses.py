@@ -34,7 +34,6 @@ from ._common import (
     ToolSource,
     check_hosted,
     collect,
-    declares,
     entries,
     get,
     make_call,
@@ -42,6 +41,7 @@ from ._common import (
     render,
     schemas_of,
 )
+from ._declarations import cached, freeze
 from ._strict import repair_arguments, strict_parameters
 
 if TYPE_CHECKING:
@@ -83,6 +83,10 @@ def tools(catalog: ToolSource, *, strict: bool = False, invalid_names: InvalidNa
             warning (``"skip"``), so the others can still be declared; ``"raise"`` refuses
             the whole catalog instead. ``rejected_names(catalog, "openai")`` lists them.
 
+    Returns:
+        Fresh top-level dicts; a function tool's parts are cached per row and read-only
+        (``FrozenDict``, ``FrozenList``): copy one to change it.
+
     Raises:
         UnsupportedToolError: for another provider's hosted tool, or a rejected name with
             ``invalid_names="raise"``.
@@ -90,8 +94,10 @@ def tools(catalog: ToolSource, *, strict: bool = False, invalid_names: InvalidNa
     declared: list[ToolParam] = []
     for item in collect(catalog):
         if isinstance(item, ToolDefinition):
-            if declares(item, _PROVIDER, _API, invalid_names):
-                declared.append(_function(item, strict=strict))
+            build = _strict_function if strict else _loose_function
+            tool = cached(item, (_API, strict), build, provider=_PROVIDER, api=_API, invalid_names=invalid_names)
+            if tool is not None:
+                declared.append(cast("ToolParam", dict(tool)))
         else:
             declared.append(cast("ToolParam", plain(check_hosted(item, (_PROVIDER,), _API))))
     return declared
@@ -102,12 +108,20 @@ def _function(definition: ToolDefinition, *, strict: bool) -> FunctionToolParam:
     tool: FunctionToolParam = {
         "type": "function",
         "name": definition.name,
-        "parameters": schema if schema is not None else plain(definition.parameters),
+        "parameters": schema if schema is not None else dict(definition.parameters),
         "strict": schema is not None,
     }
     if definition.description:
         tool["description"] = definition.description
-    return tool
+    return cast("FunctionToolParam", freeze(tool))
+
+
+def _strict_function(definition: ToolDefinition) -> FunctionToolParam:
+    return _function(definition, strict=True)
+
+
+def _loose_function(definition: ToolDefinition) -> FunctionToolParam:
+    return _function(definition, strict=False)
 
 
 def parse_tool_calls(response: object, *, catalog: ToolSource | None = None) -> list[ToolCall]:
