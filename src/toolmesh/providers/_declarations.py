@@ -29,11 +29,13 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 
+from .._capabilities import TaskSupport
 from .._definition import ToolDefinition
+from .._entries import DynamicEntry, HostedEntry, McpEntry, NativeEntry
 from .._errors import UnsupportedToolError
-from ._common import InvalidNames, declares, name_problem
+from ._common import InvalidNames, ToolSource, collect, declares, name_problem
 
-__all__ = ["FrozenDict", "FrozenList", "cached", "freeze"]
+__all__ = ["FrozenDict", "FrozenList", "copy_top", "declarations", "freeze"]
 
 T = TypeVar("T")
 
@@ -95,31 +97,80 @@ def freeze(value: Any) -> Any:
     return value
 
 
-def cached(
-    definition: ToolDefinition,
-    key: tuple[object, ...],
+copy_top: Callable[[Any], Any] = dict.copy
+"""A declaration's fresh top level: a plain ``dict`` over the same read-only parts."""
+
+_MISSING: Any = object()
+_ROWS = frozenset({NativeEntry, McpEntry, DynamicEntry})
+
+
+def declarations(
+    catalog: ToolSource,
+    key: str,
     build: Callable[[ToolDefinition], T],
+    fresh: Callable[[T], T],
+    hosted: Callable[[HostedEntry], T | None],
     *,
     provider: str,
     api: str,
     invalid_names: InvalidNames,
-) -> T | None:
-    """The declaration of ``definition`` for ``key`` (format and options): built once, then reused.
+) -> list[T]:
+    """The catalog's declarations in order: each function row's built once per ``key``, then reused.
 
-    None means the provider's name rule rejects the row: it is left out, with one
-    warning at its first export (``declares``); that answer is cached too, and with
+    ``key`` names the format and its options (a string: its hash is cached); ``build`` makes a row's read-only
+    declaration at its first export, and ``fresh`` gives each turn its own top level
+    of it (``dict.copy``). Hosted rows go to ``hosted`` (which may return None to
+    leave them out of the list). This is ``collect`` with the cache inlined: one pass,
+    one dict lookup per row, so a later turn costs about a hand-written comprehension.
+
+    A row whose name the provider's rule rejects is left out, with one warning at its
+    first export (``declares``); that answer is cached too, and with
     ``invalid_names="raise"`` every export raises.
 
     Raises:
-        UnsupportedToolError: for a rejected name when ``invalid_names="raise"``.
+        TypeError: for items that are neither rows nor definitions.
+        UnsupportedToolError: for a duplicate name, or a rejected name when ``invalid_names="raise"``.
     """
-    store = definition._declarations
-    try:
-        declaration: T | None = store[key]
-    except KeyError:
-        declaration = build(definition) if declares(definition, provider, api, invalid_names) else None
-        store[key] = declaration
-        return declaration
-    if declaration is None and invalid_names == "raise":
-        raise UnsupportedToolError(name_problem(definition.name, provider, api) or definition.name)
-    return declaration
+    declared: list[T] = []
+    append = declared.append
+    seen: set[str] = set()
+    see = seen.add
+    required = TaskSupport.REQUIRED
+    for item in catalog:
+        kind = type(item)
+        if kind in _ROWS:
+            if item.capabilities.task_support is required:  # type: ignore[union-attr]
+                continue
+            definition = item.definition  # type: ignore[union-attr]
+        elif kind is ToolDefinition:
+            definition = item
+        else:
+            for other in collect((item,)):
+                if isinstance(other, ToolDefinition):
+                    definition = other
+                    break
+                _unique(other.name, seen)
+                declaration = hosted(other)
+                if declaration is not None:
+                    append(declaration)
+            else:
+                continue
+        name = definition.name
+        if name in seen:
+            _unique(name, seen)
+        see(name)
+        declaration = definition._declarations.get(key, _MISSING)
+        if declaration is _MISSING:
+            declaration = build(definition) if declares(definition, provider, api, invalid_names) else None
+            definition._declarations[key] = declaration
+        elif declaration is None and invalid_names == "raise":
+            raise UnsupportedToolError(name_problem(definition.name, provider, api) or definition.name)
+        if declaration is not None:
+            append(fresh(declaration))
+    return declared
+
+
+def _unique(name: str, seen: set[str]) -> None:
+    if name in seen:
+        raise UnsupportedToolError(f"tool name {name!r} is declared twice; a provider needs each tool name once")
+    seen.add(name)

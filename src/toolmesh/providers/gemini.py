@@ -36,7 +36,6 @@ from ._common import (
     ToolSource,
     UnsupportedToolError,
     check_hosted,
-    collect,
     entries,
     get,
     is_error,
@@ -48,7 +47,7 @@ from ._common import (
     render,
     sole_json,
 )
-from ._declarations import cached, freeze
+from ._declarations import declarations, freeze
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -91,18 +90,21 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
     _require_sdk()
     from google.genai import types
 
-    functions: list[types.FunctionDeclaration] = []
     hosted: list[types.Tool] = []
-    for item in collect(catalog):
-        if isinstance(item, ToolDefinition):
-            function = cached(item, (_API,), _function, provider=_PROVIDER, api=_API, invalid_names=invalid_names)
-            if function is not None:
-                functions.append(function.model_copy())
-        else:
-            hosted.append(_hosted(item))
+
+    def keep_hosted(row: HostedEntry) -> None:
+        hosted.append(_hosted(row))
+
+    functions = declarations(
+        catalog, _API, _function, _fresh, keep_hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+    )
     declared: list[types.ToolUnion] = [types.Tool(function_declarations=functions)] if functions else []
     declared.extend(hosted)
     return declared
+
+
+def _fresh(function: types.FunctionDeclaration) -> types.FunctionDeclaration:
+    return function.model_copy()
 
 
 def _function(definition: ToolDefinition) -> types.FunctionDeclaration:

@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, cast
 
 from .._calls import ToolCall
 from .._definition import ToolDefinition
+from .._entries import HostedEntry
 from .._result import ToolResult
 from ._common import (
     InvalidNames,
     ToolSource,
     UnsupportedToolError,
-    collect,
     entries,
     get,
     is_record,
@@ -35,7 +35,7 @@ from ._common import (
     result_text,
     schemas_of,
 )
-from ._declarations import cached, freeze
+from ._declarations import copy_top, declarations, freeze
 from ._strict import repair_arguments, strict_parameters
 
 if TYPE_CHECKING:
@@ -46,6 +46,8 @@ __all__ = ["parse_tool_calls", "tool_results", "tools"]
 
 _API = "OpenAI Chat Completions"
 _PROVIDER = "openai"
+_KEYS = {False: _API, True: f"{_API} strict"}
+"""Declaration cache keys by ``strict``."""
 
 
 def tools(
@@ -69,19 +71,18 @@ def tools(
     Raises:
         UnsupportedToolError: for a name the OpenAI rule rejects, or a hosted row.
     """
-    declared: list[ChatCompletionFunctionToolParam] = []
-    for item in collect(catalog):
-        if not isinstance(item, ToolDefinition):
-            raise UnsupportedToolError(
-                f"hosted tool {item.name!r} cannot be declared to {_API}, which has no provider-executed "
-                "tools; declare it with toolmesh.providers.openai_responses, or leave it out of this turn "
-                "with registry.snapshot(active=[...])"
-            )
-        build = _strict_function if strict else _loose_function
-        function = cached(item, (_API, strict), build, provider=_PROVIDER, api=_API, invalid_names=invalid_names)
-        if function is not None:
-            declared.append({"type": "function", "function": function})
-    return declared
+    build = _strict_function if strict else _loose_function
+    return declarations(
+        catalog, _KEYS[strict], build, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+    )
+
+
+def _hosted(row: HostedEntry) -> ChatCompletionFunctionToolParam:
+    raise UnsupportedToolError(
+        f"hosted tool {row.name!r} cannot be declared to {_API}, which has no provider-executed "
+        "tools; declare it with toolmesh.providers.openai_responses, or leave it out of this turn "
+        "with registry.snapshot(active=[...])"
+    )
 
 
 def _function(definition: ToolDefinition, *, strict: bool) -> FunctionDefinition:
@@ -93,15 +94,19 @@ def _function(definition: ToolDefinition, *, strict: bool) -> FunctionDefinition
         function["strict"] = schema is not None
         if schema is not None:
             function["parameters"] = schema
-    return cast("FunctionDefinition", freeze(function))
+    return function
 
 
-def _strict_function(definition: ToolDefinition) -> FunctionDefinition:
-    return _function(definition, strict=True)
+def _strict_function(definition: ToolDefinition) -> ChatCompletionFunctionToolParam:
+    return cast(
+        "ChatCompletionFunctionToolParam", freeze({"type": "function", "function": _function(definition, strict=True)})
+    )
 
 
-def _loose_function(definition: ToolDefinition) -> FunctionDefinition:
-    return _function(definition, strict=False)
+def _loose_function(definition: ToolDefinition) -> ChatCompletionFunctionToolParam:
+    return cast(
+        "ChatCompletionFunctionToolParam", freeze({"type": "function", "function": _function(definition, strict=False)})
+    )
 
 
 def parse_tool_calls(response: object, *, catalog: ToolSource | None = None) -> list[ToolCall]:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._calls import ToolCall
 from .._definition import ToolDefinition
+from .._entries import HostedEntry
 from .._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 from .._result import Disposition, ToolResult
 from ._common import (
@@ -33,7 +34,6 @@ from ._common import (
     TextPart,
     ToolSource,
     check_hosted,
-    collect,
     entries,
     get,
     make_call,
@@ -41,7 +41,7 @@ from ._common import (
     render,
     schemas_of,
 )
-from ._declarations import cached, freeze
+from ._declarations import copy_top, declarations, freeze
 from ._strict import repair_arguments, strict_parameters
 
 if TYPE_CHECKING:
@@ -53,6 +53,8 @@ __all__ = ["mcp_call_item", "parse_tool_calls", "tool_results", "tools"]
 
 _API = "the OpenAI Responses API"
 _PROVIDER = "openai"
+_KEYS = {False: _API, True: f"{_API} strict"}
+"""Declaration cache keys by ``strict``."""
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 _FILE_TYPES = frozenset({"application/pdf"})
 
@@ -91,16 +93,14 @@ def tools(catalog: ToolSource, *, strict: bool = False, invalid_names: InvalidNa
         UnsupportedToolError: for another provider's hosted tool, or a rejected name with
             ``invalid_names="raise"``.
     """
-    declared: list[ToolParam] = []
-    for item in collect(catalog):
-        if isinstance(item, ToolDefinition):
-            build = _strict_function if strict else _loose_function
-            tool = cached(item, (_API, strict), build, provider=_PROVIDER, api=_API, invalid_names=invalid_names)
-            if tool is not None:
-                declared.append(cast("ToolParam", dict(tool)))
-        else:
-            declared.append(cast("ToolParam", plain(check_hosted(item, (_PROVIDER,), _API))))
-    return declared
+    build = _strict_function if strict else _loose_function
+    return declarations(
+        catalog, _KEYS[strict], build, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+    )
+
+
+def _hosted(row: HostedEntry) -> ToolParam:
+    return cast("ToolParam", plain(check_hosted(row, (_PROVIDER,), _API)))
 
 
 def _function(definition: ToolDefinition, *, strict: bool) -> FunctionToolParam:
@@ -116,11 +116,11 @@ def _function(definition: ToolDefinition, *, strict: bool) -> FunctionToolParam:
     return cast("FunctionToolParam", freeze(tool))
 
 
-def _strict_function(definition: ToolDefinition) -> FunctionToolParam:
+def _strict_function(definition: ToolDefinition) -> ToolParam:
     return _function(definition, strict=True)
 
 
-def _loose_function(definition: ToolDefinition) -> FunctionToolParam:
+def _loose_function(definition: ToolDefinition) -> ToolParam:
     return _function(definition, strict=False)
 
 
