@@ -140,6 +140,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--only", default="", help="measure only the providers whose label contains this")
     args = parser.parse_args()
     snapshot = _catalog(args.rows)
     sample = next(iter(snapshot)).definition
@@ -161,6 +162,8 @@ def main() -> None:
     floors = _floors(snapshot)
     print(f"{'provider':<26}{'first ms':>10}{'later ms':>10}{'floor ms':>10}{'later/floor':>13}{'deepcopy ms':>13}")
     for provider, export in exports.items():
+        if args.only not in provider:
+            continue
         for strict in (False, True) if provider.startswith("openai") else (False,):
             _report(f"{provider}{' strict' if strict else ''}", export, floors[provider], strict, args.rounds, forget)
 

@@ -100,7 +100,6 @@ def freeze(value: Any) -> Any:
 copy_top: Callable[[Any], Any] = dict.copy
 """A declaration's fresh top level: a plain ``dict`` over the same read-only parts."""
 
-_MISSING: Any = object()
 _ROWS = frozenset({NativeEntry, McpEntry, DynamicEntry})
 
 
@@ -159,11 +158,15 @@ def declarations(
         if name in seen:
             _unique(name, seen)
         see(name)
-        declaration = definition._declarations.get(key, _MISSING)
-        if declaration is _MISSING:
+        try:
+            declaration = definition._declarations[key]
+        except KeyError:
             declaration = build(definition) if declares(definition, provider, api, invalid_names) else None
             definition._declarations[key] = declaration
-        elif declaration is None and invalid_names == "raise":
+            if declaration is not None:
+                append(fresh(declaration))
+            continue
+        if declaration is None and invalid_names == "raise":
             raise UnsupportedToolError(name_problem(definition.name, provider, api) or definition.name)
         if declaration is not None:
             append(fresh(declaration))
