@@ -34,6 +34,7 @@ test: lint docs unit
 bench: install
 	$(BIN)/python bench/native_dispatch.py
 	$(BIN)/python bench/mcp_call.py
+	$(BIN)/python bench/provider_export.py
 
 clean:
 	rm -rf $(VENV) .npm-tools .site

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["ToolDefinition"]
@@ -21,3 +21,7 @@ class ToolDefinition:
     """JSON Schema (an object schema) of the arguments."""
     output_schema: Mapping[str, Any] | None = None
     """JSON Schema of the structured output, when there is one."""
+    _declarations: dict[Any, Any] = field(default_factory=dict, init=False, repr=False, compare=False)
+    """Provider declarations made from this definition, by (format, options); see
+    ``toolmesh.providers._declarations``. It lives and dies with the definition, so a
+    replaced or refreshed row (a new definition) starts empty and a dead row frees it."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from .._calls import ToolCall
 from .._definition import ToolDefinition
+from .._entries import HostedEntry
 from .._result import ToolResult
 from ._common import (
     InvalidNames,
@@ -27,8 +28,6 @@ from ._common import (
     TextPart,
     ToolSource,
     check_hosted,
-    collect,
-    declares,
     entries,
     get,
     is_error,
@@ -36,6 +35,7 @@ from ._common import (
     plain,
     render,
 )
+from ._declarations import copy_top, declarations, freeze
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, ToolParam, ToolResultBlockParam, ToolUnionParam
@@ -60,25 +60,28 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
             warning (``"skip"``), so the others can still be declared; ``"raise"`` refuses
             the whole catalog instead. ``rejected_names(catalog, "anthropic")`` lists them.
 
+    Returns:
+        Fresh top-level dicts (add ``cache_control`` to one freely); a client tool's
+        ``input_schema`` is cached per row and read-only (``FrozenDict``): copy it to change it.
+
     Raises:
         UnsupportedToolError: for another provider's hosted tool, or a rejected name with
             ``invalid_names="raise"``.
     """
-    declared: list[ToolUnionParam] = []
-    for item in collect(catalog):
-        if isinstance(item, ToolDefinition):
-            if declares(item, _PROVIDER, _API, invalid_names):
-                declared.append(_tool(item))
-        else:
-            declared.append(cast("ToolUnionParam", plain(check_hosted(item, (_PROVIDER,), _API))))
-    return declared
+    return declarations(
+        catalog, _API, _tool, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+    )
 
 
-def _tool(definition: ToolDefinition) -> ToolParam:
-    tool: ToolParam = {"name": definition.name, "input_schema": plain(definition.parameters)}
+def _hosted(row: HostedEntry) -> ToolUnionParam:
+    return cast("ToolUnionParam", plain(check_hosted(row, (_PROVIDER,), _API)))
+
+
+def _tool(definition: ToolDefinition) -> ToolUnionParam:
+    tool: ToolParam = {"name": definition.name, "input_schema": dict(definition.parameters)}
     if definition.description:
         tool["description"] = definition.description
-    return tool
+    return cast("ToolUnionParam", freeze(tool))
 
 
 def parse_tool_calls(message: object) -> list[ToolCall]:

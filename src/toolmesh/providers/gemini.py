@@ -22,7 +22,7 @@ Unlike the other provider modules, this one returns the SDK's own objects
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from .._calls import ToolCall
@@ -36,8 +36,6 @@ from ._common import (
     ToolSource,
     UnsupportedToolError,
     check_hosted,
-    collect,
-    declares,
     entries,
     get,
     is_error,
@@ -49,6 +47,7 @@ from ._common import (
     render,
     sole_json,
 )
+from ._declarations import declarations, freeze
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -81,6 +80,9 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
     (``invalid_names="skip"``), so the others can still be declared; ``"raise"``
     refuses the whole catalog instead. ``rejected_names(catalog, "gemini")`` lists them.
 
+    Each row's ``FunctionDeclaration`` is cached; every call returns fresh (shallow)
+    copies, whose ``parameters_json_schema`` is shared and read-only (``FrozenDict``).
+
     Raises:
         UnsupportedToolError: for another provider's hosted tool, a hosted declaration
             ``types.Tool`` does not accept, or a rejected name with ``invalid_names="raise"``.
@@ -88,30 +90,30 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
     _require_sdk()
     from google.genai import types
 
-    functions: list[types.FunctionDeclaration] = []
     hosted: list[types.Tool] = []
-    for item in collect(catalog):
-        if isinstance(item, ToolDefinition):
-            if not declares(item, _PROVIDER, _API, invalid_names):
-                continue
-            functions.append(
-                types.FunctionDeclaration(
-                    name=item.name,
-                    description=item.description or None,
-                    parameters_json_schema=_schema(item.parameters),
-                )
-            )
-        else:
-            hosted.append(_hosted(item))
+
+    def keep_hosted(row: HostedEntry) -> None:
+        hosted.append(_hosted(row))
+
+    functions = declarations(
+        catalog, _API, _function, _fresh, keep_hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+    )
     declared: list[types.ToolUnion] = [types.Tool(function_declarations=functions)] if functions else []
     declared.extend(hosted)
     return declared
 
 
-def _schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
-    schema: dict[str, Any] = plain(parameters)
-    schema.pop("$schema", None)
-    return schema
+def _fresh(function: types.FunctionDeclaration) -> types.FunctionDeclaration:
+    return function.model_copy()
+
+
+def _function(definition: ToolDefinition) -> types.FunctionDeclaration:
+    from google.genai import types
+
+    schema = {key: value for key, value in definition.parameters.items() if key != "$schema"}
+    return types.FunctionDeclaration(
+        name=definition.name, description=definition.description or None, parameters_json_schema=freeze(schema)
+    )
 
 
 def _hosted(row: HostedEntry) -> types.Tool:

@@ -17,26 +17,25 @@ hosted rows are refused too.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 from .._calls import ToolCall
 from .._definition import ToolDefinition
+from .._entries import HostedEntry
 from .._result import ToolResult
 from ._common import (
     InvalidNames,
     ToolSource,
     UnsupportedToolError,
-    collect,
-    declares,
     entries,
     get,
     is_record,
     make_call,
     malformed_call,
-    plain,
     result_text,
     schemas_of,
 )
+from ._declarations import copy_top, declarations, freeze
 from ._strict import repair_arguments, strict_parameters
 
 if TYPE_CHECKING:
@@ -47,6 +46,8 @@ __all__ = ["parse_tool_calls", "tool_results", "tools"]
 
 _API = "OpenAI Chat Completions"
 _PROVIDER = "openai"
+_KEYS = {False: _API, True: f"{_API} strict"}
+"""Declaration cache keys by ``strict``."""
 
 
 def tools(
@@ -63,24 +64,29 @@ def tools(
             catalog to ``parse_tool_calls`` so optional parameters sent as ``null`` are
             left out again.
 
+    Returns:
+        Fresh top-level dicts; each ``function`` part is cached per row and read-only
+        (``FrozenDict``): copy it to change it.
+
     Raises:
         UnsupportedToolError: for a name the OpenAI rule rejects, or a hosted row.
     """
-    declared: list[ChatCompletionFunctionToolParam] = []
-    for item in collect(catalog):
-        if not isinstance(item, ToolDefinition):
-            raise UnsupportedToolError(
-                f"hosted tool {item.name!r} cannot be declared to {_API}, which has no provider-executed "
-                "tools; declare it with toolmesh.providers.openai_responses, or leave it out of this turn "
-                "with registry.snapshot(active=[...])"
-            )
-        if declares(item, _PROVIDER, _API, invalid_names):
-            declared.append({"type": "function", "function": _function(item, strict=strict)})
-    return declared
+    build = _strict_function if strict else _loose_function
+    return declarations(
+        catalog, _KEYS[strict], build, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+    )
+
+
+def _hosted(row: HostedEntry) -> ChatCompletionFunctionToolParam:
+    raise UnsupportedToolError(
+        f"hosted tool {row.name!r} cannot be declared to {_API}, which has no provider-executed "
+        "tools; declare it with toolmesh.providers.openai_responses, or leave it out of this turn "
+        "with registry.snapshot(active=[...])"
+    )
 
 
 def _function(definition: ToolDefinition, *, strict: bool) -> FunctionDefinition:
-    function: FunctionDefinition = {"name": definition.name, "parameters": plain(definition.parameters)}
+    function: FunctionDefinition = {"name": definition.name, "parameters": dict(definition.parameters)}
     if definition.description:
         function["description"] = definition.description
     if strict:
@@ -89,6 +95,18 @@ def _function(definition: ToolDefinition, *, strict: bool) -> FunctionDefinition
         if schema is not None:
             function["parameters"] = schema
     return function
+
+
+def _strict_function(definition: ToolDefinition) -> ChatCompletionFunctionToolParam:
+    return cast(
+        "ChatCompletionFunctionToolParam", freeze({"type": "function", "function": _function(definition, strict=True)})
+    )
+
+
+def _loose_function(definition: ToolDefinition) -> ChatCompletionFunctionToolParam:
+    return cast(
+        "ChatCompletionFunctionToolParam", freeze({"type": "function", "function": _function(definition, strict=False)})
+    )
 
 
 def parse_tool_calls(response: object, *, catalog: ToolSource | None = None) -> list[ToolCall]:

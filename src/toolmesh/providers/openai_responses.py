@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 from .._calls import ToolCall
 from .._definition import ToolDefinition
+from .._entries import HostedEntry
 from .._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 from .._result import Disposition, ToolResult
 from ._common import (
@@ -33,8 +34,6 @@ from ._common import (
     TextPart,
     ToolSource,
     check_hosted,
-    collect,
-    declares,
     entries,
     get,
     make_call,
@@ -42,6 +41,7 @@ from ._common import (
     render,
     schemas_of,
 )
+from ._declarations import copy_top, declarations, freeze
 from ._strict import repair_arguments, strict_parameters
 
 if TYPE_CHECKING:
@@ -53,6 +53,8 @@ __all__ = ["mcp_call_item", "parse_tool_calls", "tool_results", "tools"]
 
 _API = "the OpenAI Responses API"
 _PROVIDER = "openai"
+_KEYS = {False: _API, True: f"{_API} strict"}
+"""Declaration cache keys by ``strict``."""
 _IMAGE_TYPES = frozenset({"image/png", "image/jpeg", "image/webp", "image/gif"})
 _FILE_TYPES = frozenset({"application/pdf"})
 
@@ -83,18 +85,22 @@ def tools(catalog: ToolSource, *, strict: bool = False, invalid_names: InvalidNa
             warning (``"skip"``), so the others can still be declared; ``"raise"`` refuses
             the whole catalog instead. ``rejected_names(catalog, "openai")`` lists them.
 
+    Returns:
+        Fresh top-level dicts; a function tool's parts are cached per row and read-only
+        (``FrozenDict``, ``FrozenList``): copy one to change it.
+
     Raises:
         UnsupportedToolError: for another provider's hosted tool, or a rejected name with
             ``invalid_names="raise"``.
     """
-    declared: list[ToolParam] = []
-    for item in collect(catalog):
-        if isinstance(item, ToolDefinition):
-            if declares(item, _PROVIDER, _API, invalid_names):
-                declared.append(_function(item, strict=strict))
-        else:
-            declared.append(cast("ToolParam", plain(check_hosted(item, (_PROVIDER,), _API))))
-    return declared
+    build = _strict_function if strict else _loose_function
+    return declarations(
+        catalog, _KEYS[strict], build, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+    )
+
+
+def _hosted(row: HostedEntry) -> ToolParam:
+    return cast("ToolParam", plain(check_hosted(row, (_PROVIDER,), _API)))
 
 
 def _function(definition: ToolDefinition, *, strict: bool) -> FunctionToolParam:
@@ -102,12 +108,20 @@ def _function(definition: ToolDefinition, *, strict: bool) -> FunctionToolParam:
     tool: FunctionToolParam = {
         "type": "function",
         "name": definition.name,
-        "parameters": schema if schema is not None else plain(definition.parameters),
+        "parameters": schema if schema is not None else dict(definition.parameters),
         "strict": schema is not None,
     }
     if definition.description:
         tool["description"] = definition.description
-    return tool
+    return cast("FunctionToolParam", freeze(tool))
+
+
+def _strict_function(definition: ToolDefinition) -> ToolParam:
+    return _function(definition, strict=True)
+
+
+def _loose_function(definition: ToolDefinition) -> ToolParam:
+    return _function(definition, strict=False)
 
 
 def parse_tool_calls(response: object, *, catalog: ToolSource | None = None) -> list[ToolCall]:
