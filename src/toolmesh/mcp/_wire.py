@@ -112,7 +112,24 @@ def _first_line(exc: BaseException) -> str:
     return text[-1] if text else type(exc).__name__
 
 
-class GuardedWriteStream:
+class _ClosesOnExit:
+    """``async with stream:`` closes it, as the SDK's streams do."""
+
+    __slots__ = ()
+
+    async def aclose(self) -> None:
+        raise NotImplementedError
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        await self.aclose()
+
+
+class GuardedWriteStream(_ClosesOnExit):
     """A transport's write stream that refuses unencodable messages in the sender's task.
 
     ``send`` runs in the task of whoever sends (the caller of ``call_tool``), so the
@@ -159,16 +176,8 @@ class GuardedWriteStream:
         if self._inner is not None:
             await self._inner.aclose()
 
-    async def __aenter__(self) -> Self:
-        return self
 
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
-
-
-class GuardedReadStream:
+class GuardedReadStream(_ClosesOnExit):
     """An SDK transport's read stream that ties an answer with a wrong id to its request.
 
     Over HTTP an answer arrives on the POST of its request, in a task that runs in the
@@ -218,14 +227,6 @@ class GuardedReadStream:
     async def aclose(self) -> None:
         """Close the transport's stream."""
         await self._inner.aclose()
-
-    async def __aenter__(self) -> Self:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        await self.aclose()
 
 
 def invalid_answer(request_id: mcp_types.RequestId, reason: str) -> SessionMessage:
