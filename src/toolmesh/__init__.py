@@ -9,10 +9,14 @@ from ._capabilities import IoMode, TaskSupport, ToolAnnotations, ToolCapabilitie
 from ._changes import CatalogChange
 from ._context import (
     ElicitationCallback,
+    ElicitationRequest,
     FromContext,
+    LogCallback,
+    LogMessage,
     PartialCallback,
     ProgressCallback,
     SamplingCallback,
+    SamplingRequest,
     ToolContext,
 )
 from ._definition import ToolDefinition
@@ -71,6 +75,7 @@ __all__ = [
     "DynamicEntry",
     "DynamicSchemaError",
     "ElicitationCallback",
+    "ElicitationRequest",
     "EmbeddedResource",
     "Entry",
     "ErrorKind",
@@ -86,6 +91,8 @@ __all__ = [
     "InvalidToolCallAction",
     "IoMode",
     "Json",
+    "LogCallback",
+    "LogMessage",
     "Keep",
     "McpConnection",
     "McpEntry",
@@ -107,6 +114,7 @@ __all__ = [
     "RewritePresentation",
     "run_tool_calls",
     "SamplingCallback",
+    "SamplingRequest",
     "ServerConfigError",
     "ServerConnectionError",
     "SkipWith",

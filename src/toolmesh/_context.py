@@ -10,14 +10,21 @@ from __future__ import annotations
 import itertools
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, Generic, TypeVar
+
+if TYPE_CHECKING:
+    import mcp_types
 
 __all__ = [
     "ElicitationCallback",
+    "ElicitationRequest",
     "FromContext",
+    "LogCallback",
+    "LogMessage",
     "PartialCallback",
     "ProgressCallback",
     "SamplingCallback",
+    "SamplingRequest",
     "ToolContext",
 ]
 
@@ -27,10 +34,60 @@ ProgressCallback = Callable[[float, "float | None", "str | None"], Awaitable[Non
 """``await progress(progress, total, message)``: a tool reports how far it got."""
 PartialCallback = Callable[[Any], Awaitable[None]]
 """``await on_partial(output)``: a streaming tool produced a partial ``ToolOutput``."""
-ElicitationCallback = Callable[..., Awaitable[Any]]
-"""Answers an MCP server's elicitation request on behalf of the user."""
-SamplingCallback = Callable[..., Awaitable[Any]]
-"""Answers an MCP server's sampling request with the host's model."""
+
+
+@dataclass(frozen=True, slots=True)
+class ElicitationRequest:
+    """A tool asks the user for input: an MCP server during a call, or a native tool's ``ctx.elicit``."""
+
+    params: mcp_types.ElicitRequestFormParams | mcp_types.ElicitRequestURLParams
+    """What is asked, as MCP types it: a form (message + requested schema) or a URL to open."""
+    call_id: str
+    """The id of the tool call that asked."""
+    tool_name: str | None
+    """The model-visible name of the row that asked."""
+    server: str | None
+    """The label of the MCP server that asked; None for a native tool."""
+
+
+@dataclass(frozen=True, slots=True)
+class SamplingRequest:
+    """A tool asks the host's model for a completion: an MCP server or a native tool's ``ctx.sample``."""
+
+    params: mcp_types.CreateMessageRequestParams
+    """The messages, system prompt, token limit and model preferences, as MCP types them."""
+    call_id: str
+    """The id of the tool call that asked."""
+    tool_name: str | None
+    """The model-visible name of the row that asked."""
+    server: str | None
+    """The label of the MCP server that asked; None for a native tool."""
+
+
+@dataclass(frozen=True, slots=True)
+class LogMessage:
+    """A log message a tool sent during a call (MCP ``notifications/message``)."""
+
+    level: str
+    """The MCP level: debug, info, notice, warning, error, critical, alert or emergency."""
+    data: Any
+    """What was logged (any JSON value), already redacted of configured secrets."""
+    logger: str | None
+    """The name the server gave its logger, if any."""
+    call_id: str | None
+    """The id of the tool call it belongs to, when known."""
+    tool_name: str | None
+    """The model-visible name of that call's row, when known."""
+    server: str | None
+    """The label of the MCP server that sent it; None for a native tool."""
+
+
+ElicitationCallback = Callable[[ElicitationRequest], Awaitable["mcp_types.ElicitResult"]]
+"""``await answer(request) -> ElicitResult``: answers an elicitation on behalf of the user."""
+SamplingCallback = Callable[[SamplingRequest], Awaitable["mcp_types.CreateMessageResult"]]
+"""``await answer(request) -> CreateMessageResult``: answers a sampling request with the host's model."""
+LogCallback = Callable[[LogMessage], Awaitable[None]]
+"""``await on_log(message)``: receives the log messages of one call."""
 
 _call_ids = itertools.count(1)
 
@@ -61,11 +118,15 @@ class ToolContext(Generic[DepsT]):
     on_partial: PartialCallback | None = None
     """Receives each partial output of a streaming tool."""
     elicitation: ElicitationCallback | None = None
-    """Carried to the tool (a native tool may call it); not yet routed from MCP servers' requests."""
+    """Answers this call's elicitation requests; overrides the registry's ``elicitation``."""
     sampling: SamplingCallback | None = None
-    """Carried to the tool (a native tool may call it); not yet routed from MCP servers' requests."""
+    """Answers this call's sampling requests; overrides the registry's ``sampling``."""
     tool_name: str | None = None
     """The model-visible name of the row being called (set by dispatch)."""
+    on_log: LogCallback | None = None
+    """Receives this call's log messages (they also go to the ``toolmesh.server.<label>`` logger)."""
+    as_task: bool = False
+    """Run an MCP tool whose ``taskSupport`` is ``"optional"`` as a task (``"required"`` always is)."""
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the host how far the call got; a no-op when nobody listens."""
@@ -84,6 +145,8 @@ class ToolContext(Generic[DepsT]):
             self.elicitation,
             self.sampling,
             tool_name,
+            self.on_log,
+            self.as_task,
         )
 
     @staticmethod
@@ -92,7 +155,7 @@ class ToolContext(Generic[DepsT]):
         if ctx is not None:
             return ctx.fork(tool_name)
         # positional: the dataclass __init__ with keywords and default factories costs twice as much
-        return ToolContext(new_call_id(), None, {}, None, None, None, None, None, tool_name)
+        return ToolContext(new_call_id(), None, {}, None, None, None, None, None, tool_name, None, False)
 
     def __repr__(self) -> str:
         return (

@@ -55,6 +55,9 @@ DEFAULT_MAX_PRESENTATION_CHARS = 100_000
 DEFAULT_MAX_CONFIG_BYTES = 1024 * 1024
 """The largest config file (or ``envFile``) ``from_config`` reads: 1 MiB; ``max_bytes=`` raises it."""
 
+Protocol = Literal["auto", "2025-11-25", "2026-07-28"]
+"""The MCP protocol versions a server spec may ask for."""
+
 _LABEL = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _EMPTY: Mapping[str, str] = MappingProxyType({})
 
@@ -77,6 +80,7 @@ class McpServerOptions(TypedDict, total=False):
     max_schema_bytes: int
     max_result_bytes: int
     max_presentation_chars: int | None
+    protocol: Protocol
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -144,6 +148,10 @@ class McpServer:
     """The largest ``tools/call`` result accepted; more fails as ``upstream_error``."""
     max_presentation_chars: int | None = DEFAULT_MAX_PRESENTATION_CHARS
     """Text blocks longer than this are truncated in what the model is shown (the output keeps all); None: no bound."""
+    protocol: Protocol = "auto"
+    """The MCP protocol version to speak: ``"auto"`` (2026-07-28 when the server offers it, else
+    the 2025-11-25 handshake), ``"2025-11-25"`` (always the handshake) or ``"2026-07-28"`` (only
+    the new protocol). An in-process server speaks 2025-11-25 under ``"auto"``."""
 
     def __post_init__(self) -> None:
         label = self.label
@@ -358,6 +366,7 @@ class McpServer:
             "max_schema_bytes": DEFAULT_MAX_SCHEMA_BYTES,
             "max_result_bytes": DEFAULT_MAX_RESULT_BYTES,
             "max_presentation_chars": DEFAULT_MAX_PRESENTATION_CHARS,
+            "protocol": "auto",
         }
         for name, default in defaults.items():
             value = getattr(self, name)

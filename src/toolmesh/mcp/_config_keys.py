@@ -72,6 +72,7 @@ class ServerEntry(BaseModel):
     max_schema_bytes: int | None = _both("maxSchemaBytes", "max_schema_bytes")
     max_result_bytes: int | None = _both("maxResultBytes", "max_result_bytes")
     max_presentation_chars: int | None = _both("maxPresentationChars", "max_presentation_chars")
+    protocol: str | None = _both("protocolVersion", "protocol")
 
     # Keys other hosts keep in the same file; they mean nothing to toolmesh.
     transportType: Any = None  # Cline
@@ -133,6 +134,7 @@ _WANTED: Final = {
     "max_schema_bytes": "a whole number",
     "max_result_bytes": "a whole number",
     "max_presentation_chars": "a whole number or null",
+    "protocol": '"auto", "2025-11-25" or "2026-07-28"',
     "mcpServers": "an object of servers by label",
     "servers": "an object of servers by label",
 }

@@ -28,7 +28,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import anyio
 import anyio.lowlevel
@@ -71,6 +71,12 @@ def _client_info() -> mcp_types.Implementation:
 
 
 _CLIENT_INFO = _client_info()
+_MODES: dict[str, Literal["auto", "legacy", "2026-07-28"]] = {
+    "auto": "auto",
+    "2025-11-25": "legacy",
+    "2026-07-28": "2026-07-28",
+}
+"""The SDK client mode for each ``McpServer.protocol``."""
 
 
 child_errlog: TextIO | None = None
@@ -257,9 +263,8 @@ class Session:
             # "legacy": JSON-RPC messages and the handshake, as over a real transport (the SDK's
             # direct in-process path has no framing and drops handshake-era notifications).
             assert spec.server_object is not None  # checked when the spec was made
-            client = Client(
-                spec.server_object, mode="legacy", client_info=_CLIENT_INFO, message_handler=self._on_message
-            )
+            mode = "2026-07-28" if spec.protocol == "2026-07-28" else "legacy"
+            client = Client(spec.server_object, mode=mode, client_info=_CLIENT_INFO, message_handler=self._on_message)
             return await stack.enter_async_context(client)
         if spec.transport == "stdio":
             params = StdioServerParameters(
@@ -289,7 +294,7 @@ class Session:
             # One SSE event may be as large as a whole answer; _BoundedTransport bounds the answer.
             events = spec.max_result_bytes + 1
             target = _guarded(streamable_http_client(spec.url or "", http_client=http, max_sse_event_size=events))
-        client = Client(target, client_info=_CLIENT_INFO, message_handler=self._on_message)
+        client = Client(target, mode=_MODES[spec.protocol], client_info=_CLIENT_INFO, message_handler=self._on_message)
         return await stack.enter_async_context(client)
 
     def _on_fault(self, reason: str) -> None:

@@ -170,6 +170,8 @@ def check_options(spec: McpServer) -> None:
     for key in ("prefix", "validate_arguments"):
         if not isinstance(getattr(spec, key), bool):
             raise _error(spec, key, f"must be true or false, not {getattr(spec, key)!r}")
+    if spec.protocol not in ("auto", "2025-11-25", "2026-07-28"):
+        raise _error(spec, "protocol", f"must be 'auto', '2025-11-25' or '2026-07-28', not {spec.protocol!r}")
     if spec.on_too_many_tools not in ("error", "keep_first"):
         raise _error(spec, "on_too_many_tools", f"must be 'error' or 'keep_first', not {spec.on_too_many_tools!r}")
     _set(spec, "aliases", _string_map(spec, "aliases", spec.aliases, secret=False))
