@@ -30,14 +30,13 @@ from ._errors import ConfigurationError, ErrorKind, NameCollisionError, ToolExec
 from ._execution import DispatchSettings, run_native
 from ._names import NamePolicy
 from ._native import NativeTool, ToolOptions, caller_namespace, check_options
-from ._output import ToolOutput
+from ._registry_mcp import McpMethods
 from ._snapshot import Catalog, ToolSnapshot
 from ._suggest import NameIndex
 from .mcp._servers import McpServers
 
 if TYPE_CHECKING:
-    from .mcp._config import McpServer
-    from .mcp._connection import McpConnection
+    pass
 
 __all__ = ["ToolRegistry"]
 
@@ -47,7 +46,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class ToolRegistry(Catalog, CatalogEvents):
+class ToolRegistry(Catalog, CatalogEvents, McpMethods):
     """One catalog of typed rows: native functions, dynamic and hosted tools, MCP servers' tools.
 
     Use it as ``async with ToolRegistry() as registry:`` when it connects MCP servers,
@@ -286,102 +285,6 @@ class ToolRegistry(Catalog, CatalogEvents):
             self._refuse(server, refused)
             self._rows = rows
         self._name_index = None
-
-    async def connect(self, server: McpServer) -> McpConnection:
-        """Connect an MCP server and add its tools as ``McpEntry`` rows (after the existing rows).
-
-        Connecting is the handshake plus every page of ``tools/list``, within the spec's
-        ``timeout``. The server's rows are added all or nothing.
-
-        Returns:
-            The server's connection (protocol version, server info, capabilities).
-
-        Raises:
-            ServerConnectionError: when the server cannot be started, reached or listed in
-                time; the registry is unchanged.
-            NameCollisionError: when a tool's model-visible name is taken (naming both
-                owners); the registry is unchanged and the session closed.
-            ConfigurationError: outside ``async with ToolRegistry()``, or for a label that
-                is already connected.
-        """
-        return await self._mcp.connect(server)
-
-    async def connect_all(
-        self,
-        servers: Iterable[McpServer],
-        *,
-        skip_failures: bool = False,
-        on_progress: Callable[[McpServer, int | Exception], None] | None = None,
-    ) -> list[McpConnection]:
-        """Connect several servers in parallel; rows are added in the order of ``servers``.
-
-        By default it is all or nothing: when any server fails (connect or name
-        collision), every server of this call is closed, the registry is unchanged and
-        the first failure (in the order given) is raised, with the others as notes.
-        With ``skip_failures=True`` failed servers are logged and left out.
-        ``on_progress(spec, outcome)``, for progress displays, is called as each server's
-        outcome becomes known: the number of tools it listed, or the exception that failed it.
-
-        Returns:
-            The connections made, in the order of ``servers``.
-
-        Raises:
-            ServerConnectionError, NameCollisionError, ConfigurationError: as ``connect``.
-        """
-        return await self._mcp.connect_all(servers, skip_failures=skip_failures, on_progress=on_progress)
-
-    async def disconnect(self, label: str) -> None:
-        """Remove a server's rows and close its session (and its stdio child process).
-
-        Raises:
-            ConfigurationError: when no server of that label is connected.
-        """
-        await self._mcp.disconnect(label)
-
-    async def refresh(self, label: str) -> list[McpEntry]:
-        """List a connected server's tools again and reconcile its rows with the answer.
-
-        New tools get rows, tools the server no longer lists lose theirs, the others are
-        rebuilt from the new listing; the server keeps its place in the catalog order.
-        The listing is fetched without holding anything, and an answer older than one
-        already applied is dropped, so a slow refresh never rolls back a newer one. A
-        tool whose name is now owned by another row (native or another server's) is left
-        out with a warning: a refresh never takes a name. Snapshots taken before keep
-        their rows.
-
-        Returns:
-            The server's rows after the refresh, in the server's order.
-
-        Raises:
-            ServerConnectionError: when listing fails; the rows are unchanged.
-            ConfigurationError: when no server of that label is connected.
-        """
-        return await self._mcp.refresh(label)
-
-    def connection(self, label: str) -> McpConnection:
-        """The connection of the server ``label``.
-
-        Raises:
-            ConfigurationError: when no server of that label is connected.
-        """
-        return self._mcp.connection(label)
-
-    def connections(self) -> list[McpConnection]:
-        """Every connected server's connection, in connection order."""
-        return self._mcp.connections()
-
-    async def set_server_log_level(self, label: str, level: str) -> None:
-        """Ask server ``label`` for log messages at ``level`` and above (``ConfigurationError``: no such server)."""
-        await self.connection(label).server_log.set_level(level)
-
-    async def read_resource(self, server: str, uri: str) -> ToolOutput:
-        """Read a resource of a connected server (``resources/read``) as output blocks.
-
-        Raises:
-            ToolExecutionError: ``not_found`` for an unknown server or URI, ``unavailable``
-                when the server cannot be reached, ``timeout`` after its ``call_timeout``.
-        """
-        return await self._mcp.read_resource(server, uri)
 
     def snapshot(self, active: Iterable[str] | None = None) -> ToolSnapshot:
         """Freeze the rows a turn advertises (all, or the ``active`` names, in catalog order).
