@@ -326,3 +326,18 @@ async def test_a_stream_never_iterated_runs_nothing_and_closes_quietly() -> None
     assert not slow.cancelled.is_set()
     registry.stream("slow")  # dropped unread: nothing runs, nothing warns
     gc.collect()
+
+
+async def test_a_failure_outside_the_call_is_raised_to_the_consumer_not_swallowed() -> None:
+    class Broken(ToolRegistry):
+        async def dispatch(self, name: str, arguments: Any = None, ctx: ToolContext[Any] | None = None) -> Any:
+            assert ctx is not None
+            await ctx.report_progress(1)
+            raise RuntimeError("a bug in dispatch")
+
+    stream = Broken().stream("anything")
+    with anyio.fail_after(30):
+        assert isinstance(await anext(stream), ProgressEvent)
+        with pytest.raises(RuntimeError, match="a bug in dispatch"):
+            await anext(stream)
+    await stream.aclose()

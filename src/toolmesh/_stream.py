@@ -161,7 +161,8 @@ class ToolStream:
             if catalog is None:
                 raise StopAsyncIteration
             self._catalog = None
-            self._task = asyncio.get_running_loop().create_task(self._call.run(catalog, self._name, self._arguments))
+            call = self._call.run(catalog, self._name, self._arguments)
+            self._task = asyncio.get_running_loop().create_task(call, name=f"toolmesh.stream {self._call.tool_name}")
         try:
             return await self._receive.receive()
         except (anyio.EndOfStream, anyio.ClosedResourceError):
@@ -205,7 +206,8 @@ class ToolStream:
         if task is None:
             self._call.send.close()
         elif not task.done():
-            task.cancel()
+            with contextlib.suppress(RuntimeError):  # the event loop is already closed: nothing runs anyway
+                task.cancel()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else "new" if self._task is None else "running"
