@@ -99,3 +99,17 @@ async def test_closing_a_server_programs_stream_cancels_its_request(
     programs: ToolRegistry, label: str, cancel_log: Path
 ) -> None:
     await _closing_early_cancels_the_request(programs, f"{label}__drip", cancel_log)
+
+
+@pytest.mark.parametrize("label", ["pipe", "web"])
+async def test_a_stalled_consumer_holds_back_its_own_call_only(programs: ToolRegistry, label: str) -> None:
+    name = f"{label}__drip"
+    with anyio.fail_after(60):
+        async with programs.stream(name, {"steps": 3}, max_queued=0) as events:
+            first = await anext(events)
+            # nobody reads this stream now: its next progress waits, the session serves other calls
+            other = await programs.dispatch(name, {"steps": 1})
+            assert other.ok and other.output.blocks == [Text("dripped 1")]
+            rest = [event async for event in events]
+    assert [e.progress for e in [first, *rest] if isinstance(e, ProgressEvent)] == [1, 2, 3]
+    assert isinstance(rest[-1], ResultEvent) and rest[-1].result.ok
