@@ -340,4 +340,5 @@ async def test_a_failure_outside_the_call_is_raised_to_the_consumer_not_swallowe
         assert isinstance(await anext(stream), ProgressEvent)
         with pytest.raises(RuntimeError, match="a bug in dispatch"):
             await anext(stream)
+        assert await anext(stream, None) is None  # raised once; then the stream is over
     await stream.aclose()

@@ -171,7 +171,8 @@ class ToolStream:
         if not self._closed and task is not None:
             await asyncio.wait({task})
             failure = None if task.cancelled() else task.exception()
-            if failure is not None:  # dispatch raises only on a bug: surface it, never end quietly
+            if failure is not None:  # dispatch raises only on a bug: surface it (once), never end quietly
+                self._task = None
                 raise failure
         raise StopAsyncIteration
 
