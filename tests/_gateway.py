@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import anyio
+import httpx2
+import mcp
+from mcp.client.streamable_http import streamable_http_client
 
 from toolmesh.gateway import HttpSettings, McpGateway
 
-__all__ = ["serving"]
+__all__ = ["client", "serving"]
 
 
 @asynccontextmanager
@@ -37,3 +41,10 @@ async def serving(gateway: McpGateway, settings: HttpSettings | None = None) -> 
             yield urls[0]
         finally:
             group.cancel_scope.cancel()
+
+
+def client(url: str, mode: Any = "legacy", token: str | None = None, **options: Any) -> mcp.Client:
+    """An ``mcp.Client`` for ``url``, sending ``token`` as a bearer token when given."""
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else {}
+    transport = streamable_http_client(url, http_client=httpx2.AsyncClient(headers=headers, timeout=60))
+    return mcp.Client(transport, mode=mode, **options)
