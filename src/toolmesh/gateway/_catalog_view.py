@@ -114,6 +114,18 @@ class CatalogView:
             self._snapshot = snapshot
         return snapshot
 
+    def servers(self) -> list[str]:
+        """The labels of the MCP servers whose resources and prompts this profile serves.
+
+        The default profile serves every connected server; another profile the servers
+        with at least one row in it. In connection order.
+        """
+        labels = [connection.label for connection in self._registry.connections()]
+        if self._predicate is None:
+            return labels
+        shown = {row.server for row in self.snapshot().entries() if isinstance(row, McpEntry)}
+        return [label for label in labels if label in shown]
+
     def tools(self) -> list[mcp_types.Tool]:
         """The profile's rows as MCP tools, in catalog order."""
         tools = self._tools
