@@ -49,6 +49,7 @@ PUBLIC_MODULES = (
     "toolmesh.hooks",
     "toolmesh.policy",
     "toolmesh.mcp",
+    "toolmesh.gateway",
     "toolmesh.providers",
     *(
         f"toolmesh.providers.{info.name}"
