@@ -57,7 +57,7 @@ PUBLIC_MODULES = (
         if not info.name.startswith("_")
     ),
 )
-"""The public modules: the package, hooks, policy, mcp and every provider format."""
+"""The public modules: the package, hooks, policy, mcp, gateway and every provider format."""
 
 
 def _walk() -> list[str]:

@@ -11,7 +11,7 @@ import pytest
 
 from toolmesh import ServerConfigError, ToolAnnotations, ToolCapabilities, ToolRegistry
 from toolmesh.gateway import GatewayConfig, Profile
-from toolmesh.gateway._listing import allowed_rows
+from toolmesh.gateway._catalog_view import row_rules
 from toolmesh.mcp import McpServer
 from toolmesh.policy import AllowServers, DenyAnnotated, DenyServers, DenyTools
 
@@ -209,7 +209,8 @@ async def test_profiles_select_by_names_servers_native_and_annotations(tmp_path:
             "search": {"tools": ["*search", "peek"]},
         }
         config = GatewayConfig.load(_write(tmp_path, {"profiles": profiles, "policy": {"denyTools": ["notes__read"]}}))
-        listed = allowed_rows(rows, config.hooks)
+        rules = row_rules(config.hooks)
+        listed = [row for row in rows if all(rule(row) for rule in rules)]
         chosen = {name: [r.name for r in listed if p.allows(r)] for name, p in config.profiles.items()}
         assert chosen == {
             "reader": ["peek", "notes__list_notes", "notes__search"],

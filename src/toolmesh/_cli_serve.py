@@ -12,13 +12,16 @@ but the protocol: every status line goes to stderr.
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
 import logging
 import signal
+import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, TypeVar
+from typing import Annotated, Any, TypeVar
 
 import anyio
 import typer
@@ -27,7 +30,9 @@ from rich.text import Text
 from . import _cli_processes
 from ._cli import (
     MaxBytesOption,
+    SkipOption,
     StderrOption,
+    _connect,
     _fail,
     _note,
     _server_stderr,
@@ -39,11 +44,12 @@ from ._cli import (
 from ._entries import McpEntry
 from ._errors import ConfigurationError, ToolmeshError
 from ._registry import ToolRegistry
-from .gateway import GatewayConfig
+from .gateway import DEFAULT_PROFILE, GatewayConfig, McpGateway, Profile, ServeSettings
+from .gateway._catalog_view import CatalogView, row_rules
 from .mcp import McpServer
 from .mcp._config import DEFAULT_MAX_CONFIG_BYTES
 
-__all__ = ["BUNDLED_CONFIG", "check", "config_path"]
+__all__ = ["BUNDLED_CONFIG", "check", "config_path", "serve"]
 
 _T = TypeVar("_T")
 
@@ -199,13 +205,13 @@ async def _check_servers(registry: ToolRegistry, servers: list[McpServer]) -> li
 
 
 def _profile_sizes(registry: ToolRegistry, config: GatewayConfig) -> dict[str, int]:
-    """How many rows each profile lists: the policy's row rules, then the profile's own conditions."""
-    from .gateway._listing import allowed_rows
-
-    rows = allowed_rows(registry.entries(), config.hooks)
-    sizes = {"default": len(rows)}
-    sizes.update({name: sum(profile.allows(row) for row in rows) for name, profile in config.profiles.items()})
-    return sizes
+    """How many tools each profile lists (the policy's row rules, then the profile's conditions)."""
+    rules = row_rules(config.hooks)
+    predicates: dict[str, Profile | None] = {DEFAULT_PROFILE: None, **config.profiles}
+    return {
+        name: len(CatalogView(registry, profile.allows if profile else None, rules).snapshot())
+        for name, profile in predicates.items()
+    }
 
 
 def _check_lines(outcomes: list[_Outcome]) -> list[Text]:
@@ -220,3 +226,103 @@ def _check_lines(outcomes: list[_Outcome]) -> list[Text]:
             mark, status = Text("✗", style="red"), f"failed: {o.error}"
         lines.append(Text.assemble(mark, " ", (o.name.ljust(width), "bold"), f"  {status}  {o.seconds:.2f} s"))
     return lines
+
+
+# -- serve ------------------------------------------------------------------------------------
+
+
+@app.command()
+def serve(
+    config: GatewayConfigOption = None,
+    profile: Annotated[
+        str | None, typer.Option("--profile", "-p", help="The profile served over stdio (default: the config's).")
+    ] = None,
+    transport: Annotated[str | None, typer.Option("--transport", "-t", help="http or stdio.")] = None,
+    host: Annotated[str | None, typer.Option("--host", help="The interface to bind (HTTP).")] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", min=0, max=65535, help="The port (HTTP; 0: any free one).")
+    ] = None,
+    stateless: Annotated[
+        bool | None, typer.Option("--stateless/--stateful", help="Keep no per-client state (HTTP, 2026-07-28).")
+    ] = None,
+    skip_failures: SkipOption = False,
+    server_stderr: StderrOption = False,
+    max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
+) -> None:
+    """Serve the catalog as one MCP endpoint (profiles at <path>/<profile>) until Ctrl-C or SIGTERM."""
+    if transport not in (None, "http", "stdio"):
+        _fail(f"--transport {transport!r}: use http or stdio")
+    gateway_config = load_config(config, max_config_bytes)
+    given: dict[str, Any] = {
+        "profile": profile,
+        "transport": transport,
+        "host": host,
+        "port": port,
+        "stateless": stateless,
+    }
+    settings = dataclasses.replace(gateway_config.serve, **{k: v for k, v in given.items() if v is not None})
+    known = [DEFAULT_PROFILE, *gateway_config.profiles]
+    if settings.profile not in known:
+        _fail(f"--profile {settings.profile!r}: no such profile; the profiles are {', '.join(known)}")
+    stdio = settings.transport == "stdio"
+    try:
+        http = None if stdio else settings.http_settings()
+    except ConfigurationError as exc:
+        _fail(str(exc))
+    sources = _Sources([], gateway_config.servers, skip_failures=skip_failures, server_stderr=server_stderr)
+
+    async def work(log_path: str | None) -> bool:
+        with contextlib.redirect_stdout(sys.stderr) if stdio else contextlib.nullcontext():
+            registry = gateway_config.registry()  # a module printing as it loads must not break stdio
+        async with registry:
+            if gateway_config.servers:
+                await _connect(registry, sources, log_path)
+            gateway = McpGateway(
+                registry,
+                profiles={name: p.allows for name, p in gateway_config.profiles.items()},
+                hooks=gateway_config.hooks,
+            )
+            sizes = _profile_sizes(registry, gateway_config)
+            if http is None:
+                _note(_catalog_line(registry, sizes))
+                _note(f"serving the profile {settings.profile!r} ({sizes[settings.profile]} tools) over stdio")
+                await gateway.run_stdio(settings.profile)
+            else:
+                await gateway.serve_http(
+                    http, on_ready=lambda base: _announce(base, settings, gateway_config, registry, sizes)
+                )
+        return True
+
+    run_guarded(sources, work)
+    _note("stopped: the client sessions, the upstream sessions and the servers' processes are closed")
+
+
+def _catalog_line(registry: ToolRegistry, sizes: dict[str, int]) -> str:
+    rows = registry.entries()
+    mcp_rows = [row for row in rows if isinstance(row, McpEntry)]
+    servers = len({row.server for row in mcp_rows})
+    return (
+        f"catalog: {len(rows)} tools ({len(rows) - len(mcp_rows)} native, {len(mcp_rows)} from "
+        f"{servers} server{'s' * (servers != 1)}); the policy lets {sizes[DEFAULT_PROFILE]} through"
+    )
+
+
+def _announce(
+    base: str, settings: ServeSettings, config: GatewayConfig, registry: ToolRegistry, sizes: dict[str, int]
+) -> None:
+    """What ``serve`` prints once it listens (stdout): the URL, each profile's URL and size, the auth."""
+    lines = [_catalog_line(registry, sizes), f"listening on {base}{settings.path}"]
+    urls = {name: f"{base}{settings.path}" + ("" if name == DEFAULT_PROFILE else f"/{name}") for name in sizes}
+    width, url_width = max(map(len, sizes)), max(map(len, urls.values()))
+    for name, size in sizes.items():
+        about = config.profiles[name].description if name in config.profiles else "every tool the policy allows"
+        line = f"  {name.ljust(width)}  {urls[name].ljust(url_width)}  {size} tool{'s' * (size != 1)}"
+        lines.append(line + (f" — {about}" if about else ""))
+    if settings.tokens:
+        lines.append("auth: bearer tokens from " + ", ".join(token.source for token in settings.tokens))
+    else:
+        lines.append("auth: none (loopback only)")
+    lines.append("stop with Ctrl-C (or SIGTERM)")
+    for line in lines:
+        console.print(Text(line), soft_wrap=True, highlight=False)
+    sys.stdout.flush()

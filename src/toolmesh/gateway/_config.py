@@ -28,6 +28,7 @@ from ..mcp import McpServer
 from ..mcp._config import DEFAULT_MAX_CONFIG_BYTES
 from ..mcp._config_files import read_json, servers_of
 from ._config_keys import DocumentKeys, PolicyKeys, ProfileKeys, ServeKeys, validate
+from ._http import BearerToken, HttpSettings, is_loopback
 from ._profiles import DEFAULT_PROFILE, PROFILE_NAME, Profile
 from ._tokens import TokenSource, read_tokens
 
@@ -53,6 +54,23 @@ class ServeSettings:
     allowed_origins: tuple[str, ...] = ()
     tokens: tuple[TokenSource, ...] = field(default=(), repr=False)
     """Bearer tokens read from their environment variables or files (secret: never shown)."""
+
+    def http_settings(self) -> HttpSettings:
+        """The gateway's ``HttpSettings`` for these settings.
+
+        Raises:
+            ConfigurationError: as ``HttpSettings`` does (e.g. a host that is not loopback, without tokens).
+        """
+        return HttpSettings(
+            host=self.host,
+            port=self.port,
+            path=self.path,
+            tokens=tuple(BearerToken(t.token, t.profiles) for t in self.tokens),
+            allowed_hosts=self.allowed_hosts,
+            allowed_origins=self.allowed_origins,
+            max_body_bytes=self.max_body_bytes,
+            stateless=self.stateless,
+        )
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -264,7 +282,7 @@ def _profiles(profiles: dict[str, ProfileKeys], origin: str) -> dict[str, Profil
             raise ServerConfigError(
                 "a profile's name is a URL path segment",
                 key=f"profiles.{name}",
-                fix="Use 1-64 letters, digits, '_' or '-'",
+                fix="Use 1-64 letters, digits, '_', '-' or '.', starting with a letter or digit",
                 origin=origin,
             )
         for key in ("tools", "exclude_tools", "servers"):
@@ -302,6 +320,13 @@ def _serve(keys: ServeKeys, profiles: dict[str, Profile], folder: Path, origin: 
         for position, name in enumerate(token_key.profiles or ()):
             _check_profile(name, known, f"serve.auth.tokens[{index}].profiles[{position}]", origin)
     tokens = read_tokens(token_keys, folder, origin)
+    if keys.transport == "http" and not tokens and not is_loopback(keys.host):
+        raise ServerConfigError(
+            f"serving on {keys.host!r} without tokens would let anyone who can reach it call every tool",
+            key="serve.host",
+            fix='Add "auth": {"tokens": [{"env": "TOOLMESH_TOKEN"}]} to "serve", or bind "127.0.0.1"',
+            origin=origin,
+        )
     return ServeSettings(
         transport=keys.transport,
         host=keys.host,

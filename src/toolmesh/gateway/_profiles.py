@@ -11,20 +11,16 @@ carries. MCP rows follow the MCP spec's defaults for hints their server does not
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .._entries import Entry, McpEntry
 from .._errors import ConfigurationError
 from .._policy_rules import _mcp_hint, matcher
+from ._gateway import _PROFILE_NAME as PROFILE_NAME
+from ._gateway import DEFAULT_PROFILE
 
 __all__ = ["DEFAULT_PROFILE", "PROFILE_NAME", "Profile"]
-
-DEFAULT_PROFILE = "default"
-"""The profile that always exists: every row the policy allows."""
-PROFILE_NAME = re.compile(r"[A-Za-z0-9_-]{1,64}")
-"""A profile's name is a path segment of its URL (``/mcp/<name>``)."""
 
 _HINTS = ("read_only", "destructive", "idempotent", "open_world")
 
@@ -74,7 +70,8 @@ class Profile:
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not PROFILE_NAME.fullmatch(self.name):
             raise ConfigurationError(
-                f"profile name {self.name!r}: use 1-64 letters, digits, '_' or '-' (it is a URL path segment)"
+                f"profile name {self.name!r}: use 1-64 letters, digits, '_', '-' or '.', starting with a letter "
+                "or digit (it is a URL path segment)"
             )
         for name in ("tools", "exclude_tools", "servers"):
             value = getattr(self, name)
