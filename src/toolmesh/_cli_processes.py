@@ -72,13 +72,13 @@ def _processes() -> list[tuple[int, int, int]]:
 
 
 @contextmanager
-def interrupts() -> Iterator[Any]:
-    """SIGINT as a stream (POSIX main thread only), so Ctrl-C never interrupts a cleanup midway."""
+def interrupts(*signums: signal.Signals) -> Iterator[Any]:
+    """SIGINT (or ``signums``) as a stream (POSIX main thread only), so Ctrl-C never interrupts a cleanup midway."""
     if sys.platform == "win32":
         yield None
         return
     try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        receiver = anyio.open_signal_receiver(*(signums or (signal.SIGINT,)))
         signals = receiver.__enter__()
     except (RuntimeError, ValueError, NotImplementedError):  # not the main thread
         yield None
