@@ -4,6 +4,9 @@
 ``BearerToken`` say how it is served over HTTP (``serve_http``, ``http_app``).
 ``GatewayConfig.load("toolmesh.json")`` reads what ``toolmesh serve`` serves: the
 upstream MCP servers, native tools, names, policy, profiles and serve settings.
+``ResponsesEndpoint`` (``ResponsesSettings``) serves ``POST /v1/responses`` beside ``/mcp``:
+the OpenAI Responses API, with request-declared MCP servers run server-side, for any
+Chat Completions upstream (``mount_responses(app, endpoint)``).
 """
 
 from __future__ import annotations
@@ -12,6 +15,9 @@ from ._config import GatewayConfig, ServeSettings
 from ._gateway import McpGateway
 from ._http import BearerToken, HttpSettings
 from ._profiles import DEFAULT_PROFILE, Profile
+from ._responses_app import ResponsesEndpoint
+from ._responses_app import mount as mount_responses
+from ._responses_settings import ResponsesSettings
 from ._tokens import TokenSource
 
 __all__ = [
@@ -21,6 +27,9 @@ __all__ = [
     "HttpSettings",
     "McpGateway",
     "Profile",
+    "ResponsesEndpoint",
+    "ResponsesSettings",
     "ServeSettings",
     "TokenSource",
+    "mount_responses",
 ]

@@ -1,0 +1,244 @@
+"""ResponsesEndpoint: ``POST /v1/responses`` over a catalog, for any Chat Completions upstream.
+
+One endpoint object owns the upstream client (``openai.AsyncOpenAI``), the pool of
+connections to request-declared MCP servers and the approval secret. It is an ASGI app
+for one route, alive while ``async with endpoint.running():`` runs; ``mount(app,
+endpoint)`` adds it to the gateway's Starlette app (route and lifespan).
+
+A request is checked (400 in the Responses API error shape, naming the field), its
+declared servers connected and listed, its input translated, and its turn played:
+answered as one JSON ``response``, or with ``"stream": true`` as server-sent events. An
+upstream failure before anything was streamed is a 502 (the upstream's own 4xx status
+is passed through); once streaming, a ``response.failed`` event. A client that goes
+away cancels the request's task, which closes the upstream call and cancels the tool
+calls in flight.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable
+from contextlib import AsyncExitStack, asynccontextmanager
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import openai
+from openai import AsyncOpenAI
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response, StreamingResponse
+from starlette.routing import Route
+from starlette.types import Receive, Scope, Send
+
+from .._entries import Entry
+from .._execution import DispatchSettings
+from .._hook_actions import Hook
+from .._hook_stack import HookStack
+from .._names import NamePolicy
+from .._snapshot import ToolSnapshot
+from ._responses_approvals import Approvals
+from ._responses_events import Events, sse
+from ._responses_input import translate
+from ._responses_pool import ServerPool
+from ._responses_request import RequestError, ResponsesRequest, parse_request
+from ._responses_servers import discover
+from ._responses_settings import ResponsesSettings
+from ._responses_turn import Turn
+from ._responses_urls import UrlPolicy
+
+if TYPE_CHECKING:
+    from ._gateway import McpGateway
+
+__all__ = ["ResponsesEndpoint", "mount"]
+
+logger = logging.getLogger("toolmesh.gateway")
+
+_MAX_BODY = 16 * 1024 * 1024
+
+
+class ResponsesEndpoint:
+    """The ``/v1/responses`` route: a request's declared MCP servers and the catalog's rows, run server-side."""
+
+    def __init__(
+        self,
+        settings: ResponsesSettings,
+        *,
+        catalog: Callable[[], ToolSnapshot] | None = None,
+        hooks: HookStack | tuple[Hook, ...] = (),
+        names: NamePolicy | None = None,
+        dispatch: DispatchSettings | None = None,
+    ) -> None:
+        """Args:
+        settings: The upstream, the URL policy, the limits and the approval secret.
+        catalog: The gateway-owned rows every request is offered (a profile's snapshot), if any.
+        hooks: Hooks every gateway-owned call goes through (the gateway's policy).
+        names: The policy naming declared servers' tools (its template and alias; the
+            OpenAI name rule always applies, since the upstream speaks Chat Completions).
+        dispatch: Dispatch defaults (tracing, error details); the catalog's when it has one.
+        """
+        self.settings = settings
+        self._catalog = catalog
+        self._hooks = hooks if isinstance(hooks, HookStack) else HookStack(hooks)
+        base = names or NamePolicy()
+        self._names = NamePolicy(provider="openai", template=base.template, alias=base.alias)
+        self._dispatch = dispatch or DispatchSettings()
+        self._policy = UrlPolicy(settings.allowed_hosts)
+        self._approvals = Approvals(settings.secret)
+        self._pool = ServerPool(idle_seconds=settings.pool_idle_seconds, size=settings.pool_size)
+        self._client: AsyncOpenAI | None = None
+        self._running = False
+
+    @classmethod
+    def for_gateway(cls, gateway: McpGateway, settings: ResponsesSettings) -> ResponsesEndpoint:
+        """The endpoint offering ``gateway``'s profile ``settings.profile`` under its hooks and name policy.
+
+        Raises:
+            ConfigurationError: for an unknown profile.
+        """
+        face = gateway._face(settings.profile)
+        registry = gateway.registry
+        return cls(
+            settings,
+            catalog=face.view.snapshot,
+            hooks=gateway._hooks,
+            names=registry.name_policy,
+            dispatch=registry._settings,
+        )
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[ResponsesEndpoint]:
+        """Keep the upstream client and the server pool open for the block."""
+        async with AsyncExitStack() as stack:
+            self._client = await stack.enter_async_context(
+                AsyncOpenAI(base_url=self.settings.upstream, api_key=self.settings.api_key or "none", max_retries=0)
+            )
+            await stack.enter_async_context(self._pool)
+            self._running = True
+            try:
+                yield self
+            finally:
+                self._running = False
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope, receive)
+        if request.method != "POST":
+            await _error(RequestError("use POST", status=405))(scope, receive, send)
+            return
+        response = await self.handle(request)
+        await response(scope, receive, send)
+
+    async def handle(self, request: Request) -> Response:
+        """Answer one HTTP request (JSON or an SSE stream)."""
+        if not self._running or self._client is None:
+            return _error(RequestError("the responses endpoint is not running", status=503))
+        try:
+            body = await _body(request)
+            parsed = parse_request(body)
+        except RequestError as exc:
+            return _error(exc)
+        if parsed.stream:
+            return StreamingResponse(self._stream(parsed), media_type="text/event-stream")
+        try:
+            async with AsyncExitStack() as stack:
+                turn = await self._prepare(parsed, stack, Events())
+                return JSONResponse(await turn.run())
+        except RequestError as exc:
+            return _error(exc)
+        except openai.APIStatusError as exc:
+            status = exc.status_code if 400 <= exc.status_code < 500 else 502
+            return _error(
+                RequestError(f"the upstream model server answered {exc.status_code}: {exc.message}", status=status)
+            )
+        except openai.APIError as exc:
+            return _error(RequestError(f"the upstream model server failed: {exc}", status=502))
+
+    async def _prepare(self, request: ResponsesRequest, stack: AsyncExitStack, events: Events) -> Turn:
+        rows: dict[str, Entry] = {}
+        if self._catalog is not None and self.settings.offer_catalog:
+            rows = {row.name: row for row in self._catalog()}
+        taken = {name: f"the gateway's tool {name!r}" for name in rows}
+        for index, tool in enumerate(request.function_tools):
+            if tool.name in taken:
+                raise RequestError(
+                    f"`tools[{index}].name`: {tool.name!r} is already {taken[tool.name]}; rename your function",
+                    f"tools[{index}].name",
+                )
+            taken[tool.name] = f"function tools[{index}]"
+        declared = await discover(request, self.settings, self._policy, self._pool, self._names, taken, stack)
+        for server in declared:
+            rows.update((row.name, row) for row in server.rows)
+        translated = translate(request.instructions, request.input, self._names.model_name, self._approvals)
+        assert self._client is not None
+        return Turn(
+            request,
+            self.settings,
+            self._client,
+            rows,
+            self._dispatch,
+            self._hooks,
+            declared,
+            translated,
+            self._approvals,
+            events,
+        )
+
+    async def _stream(self, request: ResponsesRequest) -> AsyncIterator[bytes]:
+        send, receive = anyio.create_memory_object_stream[dict[str, Any]](64)
+        events = Events(send.send)
+
+        async def play() -> None:
+            async with send:
+                turn: Turn | None = None
+                try:
+                    async with AsyncExitStack() as stack:
+                        turn = await self._prepare(request, stack, events)
+                        final = await turn.run()
+                        kind = final["status"] if final["status"] in ("completed", "incomplete") else "completed"
+                        await events.response(kind, final)
+                except RequestError as exc:
+                    await events.emit("error", code=exc.code, message=exc.message, param=exc.param)
+                except openai.APIError as exc:
+                    message = f"the upstream model server failed: {exc}"
+                    if turn is None:
+                        await events.emit("error", code="server_error", message=message, param=None)
+                    else:
+                        error = {"code": "server_error", "message": message}
+                        await events.response("failed", turn.response("failed", error=error))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(play)
+            try:
+                async with receive:
+                    async for event in receive:
+                        yield sse(event)
+            finally:
+                group.cancel_scope.cancel()
+
+
+async def _body(request: Request) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    async for chunk in request.stream():
+        size += len(chunk)
+        if size > _MAX_BODY:
+            raise RequestError(f"the request body is over {_MAX_BODY} bytes", status=413)
+        chunks.append(chunk)
+    return b"".join(chunks)
+
+
+def _error(exc: RequestError) -> Response:
+    return JSONResponse(exc.body(), status_code=exc.status)
+
+
+def mount(app: Starlette, endpoint: ResponsesEndpoint) -> Starlette:
+    """Serve ``endpoint`` at its path on ``app`` (the gateway's HTTP app), open for the app's lifetime."""
+    app.router.routes.insert(0, Route(endpoint.settings.path, endpoint, methods=["POST"]))
+    inner = app.router.lifespan_context
+
+    @asynccontextmanager
+    async def lifespan(application: Any) -> AsyncIterator[Any]:
+        async with endpoint.running(), inner(application) as state:
+            yield state
+
+    app.router.lifespan_context = lifespan
+    return app

@@ -1,0 +1,195 @@
+"""A request's declared MCP servers as rows: checked, connected (pooled), listed, filtered and named.
+
+Every declared server becomes a ``Declared``: its rows (``McpEntry`` rows of the pooled
+connection, renamed ``{label}__{tool}`` by the name policy and labelled with the
+request's ``server_label``, so a result's metadata reports the request's label), and
+what its ``mcp_list_tools`` item says. A server that cannot be reached or listed gives
+a listing with ``error`` and no rows; it never fails the response. Request mistakes (a
+duplicate label, two exposed names colliding, a URL the policy refuses, too many
+servers) are ``RequestError``s (400).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from contextlib import AsyncExitStack
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+
+from .._entries import McpEntry
+from .._errors import NameCollisionError, ServerConnectionError
+from .._names import NamePolicy
+from ..mcp import McpServer
+from ._responses_pool import ServerPool
+from ._responses_request import McpToolSpec, RequestError, ResponsesRequest
+from ._responses_settings import ResponsesSettings
+from ._responses_urls import CheckedUrl, PinnedAddress, UrlPolicy
+
+__all__ = ["Declared", "discover"]
+
+_POOL_LABEL = "declared"
+"""The label of every pooled connection (rows are relabelled per request)."""
+
+
+@dataclass
+class Declared:
+    """One declared server as this request sees it."""
+
+    spec: McpToolSpec
+    index: int
+    """Its position in the request's ``tools``."""
+    rows: list[McpEntry] = field(default_factory=list)
+    """The rows offered to the model (after ``allowed_tools``), named for this request."""
+    listing: list[dict[str, Any]] = field(default_factory=list)
+    """The ``tools`` of its ``mcp_list_tools`` item."""
+    error: str | None = None
+    """Why it could not be listed (its ``mcp_list_tools`` item's ``error``)."""
+
+    @property
+    def label(self) -> str:
+        return self.spec.server_label
+
+    def needs_approval(self, row: McpEntry) -> bool:
+        """Whether a call of ``row`` waits for the client's ``mcp_approval_response``."""
+        return self.spec.needs_approval(row.wire_name, _read_only(row))
+
+
+def _read_only(row: McpEntry) -> bool:
+    hints = row.tool.annotations
+    return bool(hints is not None and hints.read_only_hint)
+
+
+def _headers(spec: McpToolSpec) -> dict[str, str]:
+    headers = dict(spec.headers or {})
+    if spec.authorization:
+        headers = {k: v for k, v in headers.items() if k.lower() != "authorization"}
+        headers["Authorization"] = f"Bearer {spec.authorization}"
+    return headers
+
+
+def _server(spec: McpToolSpec, checked: CheckedUrl, settings: ResponsesSettings) -> McpServer:
+    return McpServer.http(
+        _POOL_LABEL,
+        checked.url,
+        headers=_headers(spec),
+        auth=PinnedAddress(checked),
+        timeout=settings.connect_timeout,
+        call_timeout=settings.call_timeout,
+        max_result_bytes=settings.max_result_bytes,
+        max_tools=settings.max_tools,
+        on_too_many_tools="keep_first",
+        prefix=False,
+    )
+
+
+async def discover(
+    request: ResponsesRequest,
+    settings: ResponsesSettings,
+    policy: UrlPolicy,
+    pool: ServerPool,
+    names: NamePolicy,
+    taken: dict[str, str],
+    stack: AsyncExitStack,
+) -> list[Declared]:
+    """Check, connect and list every declared server of ``request`` (at once); leases end with ``stack``.
+
+    ``taken`` holds the names already offered (the catalog's and the client's functions:
+    name -> owner); the declared rows' names are added to it.
+
+    Raises:
+        RequestError: for too many servers, a duplicate label, a refused URL or a name collision.
+    """
+    specs = [(index, tool) for index, tool in enumerate(request.tools) if isinstance(tool, McpToolSpec)]
+    if len(specs) > settings.max_servers:
+        raise RequestError(
+            f"`tools`: {len(specs)} mcp servers declared; this gateway takes at most {settings.max_servers} a request",
+            "tools",
+        )
+    seen: dict[str, int] = {}
+    for index, spec in specs:
+        if spec.server_label in seen:
+            raise RequestError(
+                f"`tools[{index}].server_label`: {spec.server_label!r} is already the label of "
+                f"tools[{seen[spec.server_label]}]; give every mcp tool its own server_label",
+                f"tools[{index}].server_label",
+            )
+        seen[spec.server_label] = index
+    checked = [await policy.check(spec.server_url or "", f"tools[{index}].server_url") for index, spec in specs]
+    declared = [Declared(spec, index) for index, spec in specs]
+    registries: list[Any] = [None] * len(specs)
+
+    async def connect(position: int) -> None:
+        spec, url = specs[position][1], checked[position]
+        server = _server(spec, url, settings)
+        key = (url.url, url.address, tuple(sorted(server.headers.items())))
+        try:
+            registry, release = await pool.acquire(key, server)
+        except ServerConnectionError as exc:
+            declared[position].error = _reason(exc)
+            return
+        stack.callback(release)
+        registries[position] = registry
+
+    async with anyio.create_task_group() as group:
+        for position in range(len(specs)):
+            group.start_soon(connect, position)
+    budget = settings.max_tools
+    for server, registry in zip(declared, registries, strict=True):
+        if registry is None:
+            continue
+        rows = [row for row in registry.entries() if isinstance(row, McpEntry)]
+        rows = [row for row in rows if server.spec.allows(row.wire_name, _read_only(row))]
+        if len(rows) > budget:
+            server.error = (
+                f"the server lists {len(rows)} tools, over what is left of this gateway's limit of "
+                f"{settings.max_tools} tools a request; narrow it with allowed_tools"
+            )
+            continue
+        budget -= len(rows)
+        server.rows = _named(server, rows, names, taken)
+        server.listing = [_listed(row) for row in rows]
+    return declared
+
+
+def _named(server: Declared, rows: list[McpEntry], names: NamePolicy, taken: dict[str, str]) -> list[McpEntry]:
+    try:
+        assigned = names.assign(server.label, [row.wire_name for row in rows], taken=taken)
+    except NameCollisionError as exc:
+        raise RequestError(
+            f"`tools[{server.index}]`: {exc}; give the servers other server_label values or narrow allowed_tools",
+            f"tools[{server.index}]",
+        ) from None
+    renamed = []
+    for row in rows:
+        name = assigned[row.wire_name]
+        taken[name] = f"tool {row.wire_name!r} of mcp server {server.label!r}"
+        definition = dataclasses.replace(row.definition, name=name)
+        renamed.append(dataclasses.replace(row, name=name, server=server.label, definition=definition))
+    return renamed
+
+
+def _listed(row: McpEntry) -> dict[str, Any]:
+    tool = row.tool
+    annotations = (
+        tool.annotations.model_dump(mode="json", by_alias=True, exclude_none=True) if tool.annotations else None
+    )
+    return {
+        "name": row.wire_name,
+        "input_schema": tool.input_schema,
+        "description": tool.description,
+        "annotations": annotations,
+    }
+
+
+def _reason(exc: ServerConnectionError) -> str:
+    text = str(exc)
+    prefix = f"MCP server {_POOL_LABEL!r}: "
+    return text[len(prefix) :] if text.startswith(prefix) else text
+
+
+def exposed_name(names: NamePolicy) -> Callable[[str, str], str]:
+    """``(label, wire name) -> the model-visible name``, for echoed items of this request."""
+    return lambda label, wire: names.model_name(label, wire)

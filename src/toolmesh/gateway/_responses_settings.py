@@ -1,0 +1,73 @@
+"""ResponsesSettings: how the ``/v1/responses`` endpoint reaches its upstream model and declared servers."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+from .._errors import ConfigurationError
+
+__all__ = ["ResponsesSettings"]
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ResponsesSettings:
+    """The Responses endpoint's upstream, URL policy, limits and approval secret.
+
+    Example:
+        >>> settings = ResponsesSettings(upstream="http://127.0.0.1:8000/v1")
+        >>> settings.max_rounds, settings.max_servers
+        (10, 64)
+    """
+
+    upstream: str
+    """The Chat Completions base URL of the model server (``http://127.0.0.1:8000/v1`` for vLLM)."""
+    api_key: str | None = field(default=None, repr=False)
+    """The upstream's API key (None: a placeholder, as self-hosted servers need none)."""
+    path: str = "/v1/responses"
+    """Where the endpoint is served."""
+    allowed_hosts: tuple[str, ...] = ()
+    """Hosts request-declared servers may be on besides loopback: names (``mcp.example.com``,
+    ``*.example.com``) and IP networks (``10.0.0.0/8``; a private address is reached only when listed)."""
+    secret: bytes = field(default_factory=lambda: secrets.token_bytes(32), repr=False)
+    """The key binding ``mcp_approval_request`` ids to their call (random per process by default:
+    give every replica the same one so an approval can come back to any of them)."""
+    profile: str = "default"
+    """The gateway profile whose rows every request is offered as gateway-owned tools."""
+    offer_catalog: bool = True
+    """Offer the profile's rows (False: only the request's own tools)."""
+    read_resource: bool = False
+    """Offer a ``read_mcp_resource(server_label, uri)`` tool reading the declared servers' resources."""
+    max_servers: int = 64
+    """Declared servers per request."""
+    max_tools: int = 128
+    """Tools discovered per request, over every declared server."""
+    max_rounds: int = 10
+    """Upstream calls that may follow tool results in one response (then ``incomplete``)."""
+    max_result_bytes: int = 8 * 1024 * 1024
+    """Bytes of tool results one response may retain (one larger result fails its call)."""
+    connect_timeout: float = 30.0
+    """Seconds to connect to a declared server and list its tools."""
+    call_timeout: float = 60.0
+    """Seconds one declared server's tool call may take."""
+    pool_idle_seconds: float = 300.0
+    """An unused pooled connection to a declared server closes after this long."""
+    pool_size: int = 64
+    """Pooled connections kept at most (the least recently used idle one closes first)."""
+
+    def __post_init__(self) -> None:
+        if not self.upstream.startswith(("http://", "https://")):
+            raise ConfigurationError(
+                f"ResponsesSettings.upstream must be an http(s) URL such as 'http://127.0.0.1:8000/v1', "
+                f"got {self.upstream!r}"
+            )
+        for name in ("max_servers", "max_tools", "max_rounds", "max_result_bytes", "pool_size"):
+            if getattr(self, name) < 1:
+                raise ConfigurationError(f"ResponsesSettings.{name} must be at least 1, got {getattr(self, name)!r}")
+        for name in ("connect_timeout", "call_timeout", "pool_idle_seconds"):
+            if getattr(self, name) <= 0:
+                raise ConfigurationError(f"ResponsesSettings.{name} must be positive seconds")
+        if len(self.secret) < 16:
+            raise ConfigurationError("ResponsesSettings.secret must be at least 16 bytes")
+        if not self.path.startswith("/"):
+            raise ConfigurationError(f"ResponsesSettings.path must start with '/', got {self.path!r}")

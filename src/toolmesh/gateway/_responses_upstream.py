@@ -1,0 +1,83 @@
+"""One Chat Completions call to the upstream model, streamed or not, read into one ``Completion``.
+
+Streamed, the text is handed to ``on_text`` piece by piece as the upstream sends it (so
+the endpoint can relay it), and tool calls are assembled from their deltas. Leaving
+early (the client went away) closes the upstream response, which stops the model.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from openai import AsyncOpenAI
+
+__all__ = ["Completion", "complete"]
+
+
+@dataclass
+class Completion:
+    """The upstream's answer: text, tool calls (``{id, name, arguments}``), finish reason, usage."""
+
+    text: str = ""
+    tool_calls: list[dict[str, str]] = field(default_factory=list)
+    finish_reason: str | None = None
+    usage: Any = None
+
+    def assistant_message(self) -> dict[str, Any]:
+        """The assistant message to send back in the next call's ``messages``."""
+        message: dict[str, Any] = {"role": "assistant", "content": self.text or None}
+        if self.tool_calls:
+            message["tool_calls"] = [
+                {"id": c["id"], "type": "function", "function": {"name": c["name"], "arguments": c["arguments"]}}
+                for c in self.tool_calls
+            ]
+        return message
+
+
+async def complete(
+    client: AsyncOpenAI,
+    params: dict[str, Any],
+    on_text: Callable[[str], Awaitable[None]] | None,
+) -> Completion:
+    """Call ``chat.completions.create(**params)``; streamed when ``on_text`` is given.
+
+    Raises:
+        openai.APIError: as the SDK raises it (the endpoint turns it into a failed response).
+    """
+    if on_text is None:
+        completion = await client.chat.completions.create(**params)
+        choice = completion.choices[0] if completion.choices else None
+        out = Completion(usage=completion.usage)
+        if choice is not None:
+            out.finish_reason = choice.finish_reason
+            out.text = choice.message.content or ""
+            for call in choice.message.tool_calls or []:
+                function = getattr(call, "function", None)
+                if function is not None:
+                    out.tool_calls.append({"id": call.id, "name": function.name, "arguments": function.arguments})
+        return out
+    out = Completion()
+    calls: dict[int, dict[str, str]] = {}
+    stream = await client.chat.completions.create(**params, stream=True, stream_options={"include_usage": True})
+    async with stream:
+        async for chunk in stream:
+            if chunk.usage is not None:
+                out.usage = chunk.usage
+            for choice in chunk.choices:
+                if choice.finish_reason is not None:
+                    out.finish_reason = choice.finish_reason
+                delta = choice.delta
+                if delta.content:
+                    out.text += delta.content
+                    await on_text(delta.content)
+                for piece in delta.tool_calls or []:
+                    call = calls.setdefault(piece.index, {"id": "", "name": "", "arguments": ""})
+                    if piece.id:
+                        call["id"] = piece.id
+                    if piece.function is not None:
+                        call["name"] += piece.function.name or ""
+                        call["arguments"] += piece.function.arguments or ""
+    out.tool_calls = [calls[index] for index in sorted(calls)]
+    return out
