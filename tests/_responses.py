@@ -36,6 +36,7 @@ __all__ = [
     "calc_server",
     "mcp_tool",
     "responses_gateway",
+    "scene",
     "serve_asgi",
     "strict_event",
     "strict_response",
@@ -82,23 +83,30 @@ async def serve_asgi(app: Any) -> AsyncIterator[str]:
         sock.close()
 
 
-def calc_server(name: str = "calc") -> MCPServer:
-    """A small MCP server: ``add(a, b)`` (read-only), ``fail(reason)`` (isError), ``wipe()`` (destructive)."""
+def calc_server(name: str = "calc", calls: list[str] | None = None) -> MCPServer:
+    """A small MCP server: ``add(a, b)`` (read-only), ``fail(reason)`` (isError), ``wipe()`` (destructive).
+
+    Each call's tool name is appended to ``calls`` when given.
+    """
     server = MCPServer(name)
+    seen = calls if calls is not None else []
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def add(a: int, b: int) -> int:
         """Add two integers."""
+        seen.append("add")
         return a + b
 
     @server.tool()
     def fail(reason: str) -> str:
         """Always fails with the reason."""
+        seen.append("fail")
         raise ToolError(f"failed: {reason}")
 
     @server.tool(annotations=ToolAnnotations(destructive_hint=True, read_only_hint=False))
     def wipe() -> str:
         """Wipe everything."""
+        seen.append("wipe")
         return "wiped"
 
     return server
@@ -126,6 +134,25 @@ async def responses_gateway(
             AsyncOpenAI(base_url=base + "/v1", api_key="test", max_retries=0, timeout=60) as client,
         ):
             yield client, base + "/v1"
+
+
+@asynccontextmanager
+async def scene(
+    replies: list[Any], server: MCPServer | None = None, registry: ToolRegistry | None = None, **settings: Any
+) -> AsyncIterator[tuple[Any, ScriptedUpstream, str]]:
+    """The scripted upstream, one MCP server (``calc`` by default) and the gateway.
+
+    Yields (client, upstream, the MCP server's URL).
+    """
+    upstream = ScriptedUpstream(list(replies))
+    mcp_app = (server or calc_server()).streamable_http_app()
+    async with (
+        serve_asgi(upstream.app) as model,
+        serve_asgi(mcp_app) as mcp_base,
+        responses_gateway(model + "/v1", registry, **settings) as (client, _),
+    ):
+        with anyio.fail_after(60):
+            yield client, upstream, mcp_base + "/mcp"
 
 
 def strict_response(response: Any) -> Response:

@@ -8,35 +8,13 @@ HTTP, and the declared MCP servers are ``MCPServer``s served over Streamable HTT
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
-import anyio
 from mcp.server.mcpserver import MCPServer
 
-from _responses import Reply, ScriptedUpstream, calc_server, mcp_tool, responses_gateway, serve_asgi, strict_response
+from _responses import Reply, calc_server, mcp_tool, scene, strict_response
 from _servers import free_port
 from toolmesh import ToolRegistry, tool
-
-
-@asynccontextmanager
-async def scene(
-    replies: list[Any], server: MCPServer | None = None, registry: ToolRegistry | None = None, **settings: Any
-) -> AsyncIterator[tuple[Any, ScriptedUpstream, str]]:
-    """The scripted upstream, one MCP server (``calc`` by default) and the gateway.
-
-    Yields (client, upstream, the MCP server's URL).
-    """
-    upstream = ScriptedUpstream(list(replies))
-    mcp_app = (server or calc_server()).streamable_http_app()
-    async with (
-        serve_asgi(upstream.app) as model,
-        serve_asgi(mcp_app) as mcp_base,
-        responses_gateway(model + "/v1", registry, **settings) as (client, _),
-    ):
-        with anyio.fail_after(60):
-            yield client, upstream, mcp_base + "/mcp"
 
 
 def _types(response: Any) -> list[str]:
