@@ -46,6 +46,7 @@ from ._errors import ConfigurationError, ToolmeshError
 from ._registry import ToolRegistry
 from .gateway import DEFAULT_PROFILE, GatewayConfig, McpGateway, Profile, ServeSettings
 from .gateway._catalog_view import CatalogView, row_rules
+from .gateway._responses_settings import settings_from_config
 from .mcp import McpServer
 from .mcp._config import DEFAULT_MAX_CONFIG_BYTES
 
@@ -245,6 +246,14 @@ def serve(
     stateless: Annotated[
         bool | None, typer.Option("--stateless/--stateful", help="Keep no per-client state (HTTP, 2026-07-28).")
     ] = None,
+    responses_upstream: Annotated[
+        str | None,
+        typer.Option(
+            "--responses-upstream",
+            help="Also serve POST /v1/responses, running MCP tools for this Chat Completions server "
+            "(e.g. http://127.0.0.1:8000/v1).",
+        ),
+    ] = None,
     skip_failures: SkipOption = False,
     server_stderr: StderrOption = False,
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
@@ -269,6 +278,14 @@ def serve(
         http = None if stdio else settings.http_settings()
     except ConfigurationError as exc:
         _fail(str(exc))
+    try:
+        responses = settings_from_config(gateway_config.responses, responses_upstream)
+    except ConfigurationError as exc:
+        _fail(str(exc))
+    if responses is not None and stdio:
+        _fail("the Responses endpoint is served over HTTP: leave out --transport stdio, or --responses-upstream")
+    if responses is not None and responses.profile not in known:
+        _fail(f"responses.profile {responses.profile!r}: no such profile; the profiles are {', '.join(known)}")
     sources = _Sources([], gateway_config.servers, skip_failures=skip_failures, server_stderr=server_stderr)
 
     async def work(log_path: str | None) -> bool:
@@ -288,9 +305,23 @@ def serve(
                 _note(f"serving the profile {settings.profile!r} ({sizes[settings.profile]} tools) over stdio")
                 await gateway.run_stdio(settings.profile)
             else:
-                await gateway.serve_http(
-                    http, on_ready=lambda base: _announce(base, settings, gateway_config, registry, sizes)
-                )
+                endpoint = None
+                if responses is not None:
+                    from .gateway import ResponsesEndpoint
+
+                    endpoint = ResponsesEndpoint.for_gateway(gateway, responses)
+
+                def ready(base: str) -> None:
+                    _announce(base, settings, gateway_config, registry, sizes)
+                    if responses is not None:
+                        console.print(
+                            Text(f"responses: {base}{responses.path} (upstream {responses.upstream})"),
+                            soft_wrap=True,
+                            highlight=False,
+                        )
+                        sys.stdout.flush()
+
+                await gateway.serve_http(http, on_ready=ready, responses=endpoint)
         return True
 
     run_guarded(sources, work)

@@ -11,12 +11,12 @@ Chat Completions upstream (``mount_responses(app, endpoint)``).
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from ._config import GatewayConfig, ServeSettings
 from ._gateway import McpGateway
 from ._http import BearerToken, HttpSettings
 from ._profiles import DEFAULT_PROFILE, Profile
-from ._responses_app import ResponsesEndpoint
-from ._responses_app import mount as mount_responses
 from ._responses_settings import ResponsesSettings
 from ._tokens import TokenSource
 
@@ -33,3 +33,17 @@ __all__ = [
     "TokenSource",
     "mount_responses",
 ]
+
+if TYPE_CHECKING:
+    from ._responses_app import ResponsesEndpoint
+    from ._responses_app import mount as mount_responses
+
+
+def __getattr__(name: str) -> Any:
+    """``ResponsesEndpoint`` and ``mount_responses`` need the ``openai`` package (the ``responses`` extra):
+    imported on use, so the MCP face works without it."""
+    if name in ("ResponsesEndpoint", "mount_responses"):
+        from . import _responses_app
+
+        return getattr(_responses_app, "mount" if name == "mount_responses" else name)
+    raise AttributeError(f"module 'toolmesh.gateway' has no attribute {name!r}")

@@ -27,7 +27,7 @@ from .._registry import ToolRegistry
 from ..mcp import McpServer
 from ..mcp._config import DEFAULT_MAX_CONFIG_BYTES
 from ..mcp._config_files import read_json, servers_of
-from ._config_keys import DocumentKeys, PolicyKeys, ProfileKeys, ServeKeys, validate
+from ._config_keys import DocumentKeys, PolicyKeys, ProfileKeys, ResponsesKeys, ServeKeys, validate
 from ._http import BearerToken, HttpSettings, is_loopback
 from ._profiles import DEFAULT_PROFILE, PROFILE_NAME, Profile
 from ._tokens import TokenSource, read_tokens
@@ -96,6 +96,8 @@ class GatewayConfig:
     profiles: dict[str, Profile] = field(default_factory=dict)
     """Named subsets besides ``default`` (everything the policy allows)."""
     serve: ServeSettings = field(default_factory=ServeSettings)
+    responses: ResponsesKeys | None = None
+    """The ``responses`` section as written (``ResponsesSettings`` are made from it when served)."""
 
     @classmethod
     def load(cls, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_CONFIG_BYTES) -> GatewayConfig:
@@ -123,6 +125,7 @@ class GatewayConfig:
             hooks=_hooks(keys.policy, origin),
             profiles=profiles,
             serve=_serve(keys.serve, profiles, folder, origin),
+            responses=keys.responses,
         )
 
     def registry(self) -> ToolRegistry:

@@ -18,7 +18,17 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from .._errors import ServerConfigError
 from ..mcp._config_keys import json_type
 
-__all__ = ["AuthKeys", "DocumentKeys", "NamesKeys", "PolicyKeys", "ProfileKeys", "ServeKeys", "TokenKeys", "validate"]
+__all__ = [
+    "AuthKeys",
+    "DocumentKeys",
+    "NamesKeys",
+    "PolicyKeys",
+    "ProfileKeys",
+    "ResponsesKeys",
+    "ServeKeys",
+    "TokenKeys",
+    "validate",
+]
 
 _STRICT = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
 
@@ -87,6 +97,27 @@ class ProfileKeys(BaseModel):
     open_world: bool | None = Field(None, alias="openWorld")
 
 
+class ResponsesKeys(BaseModel):
+    """``responses``: the ``/v1/responses`` endpoint (served when an upstream is given here or by
+    ``--responses-upstream``); secrets are named by environment variable, never written here."""
+
+    model_config = _STRICT
+
+    upstream: str | None = None
+    api_key_env: str | None = Field(None, alias="apiKeyEnv")
+    secret_env: str | None = Field(None, alias="secretEnv")
+    allowed_hosts: list[str] = Field(default_factory=list, alias="allowedHosts")
+    profile: str = "default"
+    offer_catalog: bool = Field(True, alias="offerCatalog")
+    read_resource: bool = Field(False, alias="readResource")
+    max_servers: int = Field(64, ge=1, alias="maxServers")
+    max_tools: int = Field(128, ge=1, alias="maxTools")
+    max_rounds: int = Field(10, ge=1, alias="maxRounds")
+    max_result_bytes: int = Field(8 * 1024 * 1024, ge=1, alias="maxResultBytes")
+    pool_size: int = Field(64, ge=1, alias="poolSize")
+    pool_idle_seconds: int = Field(300, ge=1, alias="poolIdleSeconds")
+
+
 class DocumentKeys(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
 
@@ -98,6 +129,7 @@ class DocumentKeys(BaseModel):
     policy: PolicyKeys | None = None
     profiles: dict[str, ProfileKeys] = Field(default_factory=dict)
     serve: ServeKeys = Field(default_factory=lambda: ServeKeys.model_validate({}))
+    responses: ResponsesKeys | None = None
 
 
 _WANTED = {

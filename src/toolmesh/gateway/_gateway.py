@@ -12,7 +12,7 @@ import re
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import uvicorn
@@ -29,6 +29,9 @@ from ._catalog_view import CatalogView, row_rules
 from ._face import ProfileFace
 from ._http import HttpSettings, build_app
 from ._upstream import Upstream
+
+if TYPE_CHECKING:
+    from ._responses_app import ResponsesEndpoint
 
 __all__ = ["McpGateway"]
 
@@ -182,11 +185,25 @@ class McpGateway:
         async with self.running(), stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    def http_app(self, settings: HttpSettings) -> Starlette:
-        """The ASGI app serving every profile: ``{path}`` the default one, ``{path}/<profile>`` the others."""
-        return build_app(settings, self._faces, self.running)
+    def http_app(self, settings: HttpSettings, *, responses: ResponsesEndpoint | None = None) -> Starlette:
+        """The ASGI app serving every profile: ``{path}`` the default one, ``{path}/<profile>`` the others.
 
-    async def serve_http(self, settings: HttpSettings, *, on_ready: Callable[[str], None] | None = None) -> None:
+        With ``responses``, the app also serves that Responses endpoint (``/v1/responses``).
+        """
+        app = build_app(settings, self._faces, self.running)
+        if responses is not None:
+            from ._responses_app import mount
+
+            mount(app, responses)
+        return app
+
+    async def serve_http(
+        self,
+        settings: HttpSettings,
+        *,
+        on_ready: Callable[[str], None] | None = None,
+        responses: ResponsesEndpoint | None = None,
+    ) -> None:
         """Serve ``http_app(settings)`` with uvicorn until cancelled; then close every client session.
 
         ``on_ready(base_url)`` is called once the socket listens and the app runs, with
@@ -214,6 +231,10 @@ class McpGateway:
                 on_ready(base_url)
 
         app = build_app(settings, self._faces, self.running, started)
+        if responses is not None:
+            from ._responses_app import mount
+
+            mount(app, responses)
         config = uvicorn.Config(
             app, log_level="warning", lifespan="on", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN, access_log=False
         )

@@ -35,7 +35,7 @@ from .._errors import ConfigurationError
 if TYPE_CHECKING:
     from ._face import ProfileFace
 
-__all__ = ["BearerToken", "HttpSettings", "build_app", "is_loopback"]
+__all__ = ["BearerToken", "Guard", "HttpSettings", "build_app", "is_loopback"]
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
@@ -133,7 +133,7 @@ def _json_error(status: int, message: str, headers: Mapping[str, str] | None = N
     return Response(json.dumps(body), status_code=status, media_type="application/json", headers=headers)
 
 
-class _Guard:
+class Guard:
     """Routing, Host/Origin checks and bearer tokens in front of the profiles' session managers."""
 
     def __init__(self, settings: HttpSettings, managers: Mapping[str, StreamableHTTPSessionManager]) -> None:
@@ -162,6 +162,25 @@ class _Guard:
                 found = token
         return found
 
+    async def admit(self, scope: Scope, receive: Receive, send: Send, profile: str) -> bool:
+        """Whether the request passes the Host/Origin checks and the bearer tokens for ``profile``;
+        when not, the refusal has been sent."""
+        request = Request(scope, receive)
+        refusal = await self._security.validate_request(request, is_post=False)
+        if refusal is not None:
+            await refusal(scope, receive, send)
+            return False
+        if self._tokens:
+            token = self._token(request)
+            if token is None:
+                challenge = {"WWW-Authenticate": 'Bearer realm="toolmesh"'}
+                await _json_error(401, "a valid bearer token is required", challenge)(scope, receive, send)
+                return False
+            if not token.opens(profile):
+                await _json_error(403, f"this token does not open profile {profile!r}")(scope, receive, send)
+                return False
+        return True
+
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             return
@@ -170,21 +189,8 @@ class _Guard:
         if manager is None:
             await _json_error(404, f"no MCP endpoint at {scope['path'][:100]!r}")(scope, receive, send)
             return
-        request = Request(scope, receive)
-        refusal = await self._security.validate_request(request, is_post=False)
-        if refusal is not None:
-            await refusal(scope, receive, send)
-            return
-        if self._tokens:
-            token = self._token(request)
-            if token is None:
-                challenge = {"WWW-Authenticate": 'Bearer realm="toolmesh"'}
-                await _json_error(401, "a valid bearer token is required", challenge)(scope, receive, send)
-                return
-            if not token.opens(profile or "default"):
-                await _json_error(403, f"this token does not open profile {profile!r}")(scope, receive, send)
-                return
-        await manager.handle_request(scope, receive, send)
+        if await self.admit(scope, receive, send, profile or "default"):
+            await manager.handle_request(scope, receive, send)
 
 
 def build_app(
@@ -221,7 +227,7 @@ def build_app(
                 on_started()
             yield
 
-    guard = _Guard(settings, managers)
+    guard = Guard(settings, managers)
     app = Starlette(lifespan=lifespan)
     app.router.routes.clear()
     app.router.default = guard  # every path goes to the guard, which routes by profile

@@ -36,6 +36,7 @@ from .._hook_actions import Hook
 from .._hook_stack import HookStack
 from .._names import NamePolicy
 from .._snapshot import ToolSnapshot
+from ._http import Guard
 from ._responses_approvals import Approvals
 from ._responses_events import Events, sse
 from ._responses_input import translate
@@ -231,8 +232,26 @@ def _error(exc: RequestError) -> Response:
 
 
 def mount(app: Starlette, endpoint: ResponsesEndpoint) -> Starlette:
-    """Serve ``endpoint`` at its path on ``app`` (the gateway's HTTP app), open for the app's lifetime."""
-    app.router.routes.insert(0, Route(endpoint.settings.path, endpoint, methods=["POST"]))
+    """Serve ``endpoint`` at its path on ``app``, open for the app's lifetime.
+
+    On the gateway's own app (``McpGateway.http_app``) the endpoint sits behind the same
+    Host/Origin checks and bearer tokens as the MCP profiles: a token must open the
+    endpoint's profile (``ResponsesSettings.profile``).
+    """
+    guard = app.router.default
+    path = endpoint.settings.path
+    if isinstance(guard, Guard):
+
+        async def route(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http" and scope["path"].rstrip("/") == path:
+                if await guard.admit(scope, receive, send, endpoint.settings.profile):
+                    await endpoint(scope, receive, send)
+                return
+            await guard(scope, receive, send)
+
+        app.router.default = route
+    else:
+        app.router.routes.insert(0, Route(path, endpoint, methods=["POST"]))
     inner = app.router.lifespan_context
 
     @asynccontextmanager

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import os
 import secrets
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
 
-__all__ = ["ResponsesSettings"]
+if TYPE_CHECKING:
+    from ._config_keys import ResponsesKeys
+
+__all__ = ["ResponsesSettings", "settings_from_config"]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -71,3 +76,45 @@ class ResponsesSettings:
             raise ConfigurationError("ResponsesSettings.secret must be at least 16 bytes")
         if not self.path.startswith("/"):
             raise ConfigurationError(f"ResponsesSettings.path must start with '/', got {self.path!r}")
+
+
+def settings_from_config(keys: ResponsesKeys | None, upstream: str | None = None) -> ResponsesSettings | None:
+    """The settings of a config's ``responses`` section (``upstream`` overrides its URL); None when no upstream.
+
+    The API key and the approval secret are read from the environment variables the
+    section names (``apiKeyEnv``, ``secretEnv``).
+
+    Raises:
+        ConfigurationError: for a named variable that is unset, or settings out of range.
+    """
+    url = upstream or (keys.upstream if keys is not None else None)
+    if url is None:
+        return None
+    if keys is None:
+        return ResponsesSettings(upstream=url)
+    extra: dict[str, Any] = {}
+    if keys.api_key_env:
+        extra["api_key"] = _env(keys.api_key_env, "responses.apiKeyEnv")
+    if keys.secret_env:
+        extra["secret"] = _env(keys.secret_env, "responses.secretEnv").encode("utf-8")
+    return ResponsesSettings(
+        upstream=url,
+        allowed_hosts=tuple(keys.allowed_hosts),
+        profile=keys.profile,
+        offer_catalog=keys.offer_catalog,
+        read_resource=keys.read_resource,
+        max_servers=keys.max_servers,
+        max_tools=keys.max_tools,
+        max_rounds=keys.max_rounds,
+        max_result_bytes=keys.max_result_bytes,
+        pool_size=keys.pool_size,
+        pool_idle_seconds=float(keys.pool_idle_seconds),
+        **extra,
+    )
+
+
+def _env(name: str, key: str) -> str:
+    value = os.environ.get(name)
+    if not value:
+        raise ConfigurationError(f"{key}: the environment variable {name!r} is not set; set it, or remove the key")
+    return value
