@@ -1,4 +1,4 @@
-"""A client no one here wrote: the OpenAI Agents SDK's ``HostedMCPTool`` on ``OpenAIResponsesModel``, via the gateway."""
+"""A client no one here wrote: the Agents SDK's ``HostedMCPTool`` on ``OpenAIResponsesModel``, via the gateway."""
 
 from __future__ import annotations
 
