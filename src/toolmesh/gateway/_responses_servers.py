@@ -79,8 +79,6 @@ def _server(spec: McpToolSpec, checked: CheckedUrl, settings: ResponsesSettings)
         timeout=settings.connect_timeout,
         call_timeout=settings.call_timeout,
         max_result_bytes=settings.max_result_bytes,
-        max_tools=settings.max_tools,
-        on_too_many_tools="keep_first",
         prefix=False,
     )
 
