@@ -1,4 +1,4 @@
-"""Connections to declared servers are pooled by (URL, headers): shared, never across credentials, idle-closed, capped."""
+"""Declared servers' connections, pooled by (URL, headers): shared, never across credentials, idle-closed, capped."""
 
 from __future__ import annotations
 
@@ -53,13 +53,16 @@ async def test_requests_with_the_same_url_and_headers_share_a_connection_and_cre
     recorder = Recorder(calc_server().streamable_http_app())
     add = Reply(tool_calls=[("calc__add", '{"a": 1, "b": 1}')])
     upstream = ScriptedUpstream([add, Reply(text="2"), add, Reply(text="2"), add, Reply(text="2")])
-    async with serve_asgi(upstream.app) as model, serve_asgi(recorder) as base:
-        async with responses_gateway(model + "/v1") as (client, _):
-            with anyio.fail_after(60):
-                for secret in ("alpha", "alpha", "beta"):
-                    tool = mcp_tool("calc", base + "/mcp", authorization=secret)
-                    response = await client.responses.create(model="m", input="1+1", tools=[tool])
-                    assert response.output[1].output == "2"
+    async with (
+        serve_asgi(upstream.app) as model,
+        serve_asgi(recorder) as base,
+        responses_gateway(model + "/v1") as (client, _),
+    ):
+        with anyio.fail_after(60):
+            for secret in ("alpha", "alpha", "beta"):
+                tool = mcp_tool("calc", base + "/mcp", authorization=secret)
+                response = await client.responses.create(model="m", input="1+1", tools=[tool])
+                assert response.output[1].output == "2"
     assert recorder.methods("tools/list") == ["Bearer alpha", "Bearer beta"]
     assert recorder.methods("tools/call") == ["Bearer alpha", "Bearer alpha", "Bearer beta"]
 
@@ -81,10 +84,12 @@ async def test_the_pool_cap_closes_the_least_recently_used_idle_connection_first
             pass  # "a" is now the most recently used
         async with pool.lease("c", McpServer.in_process("declared", calc_server())):
             assert sorted(pool._entries) == ["a", "c"]
-            async with pool.lease("a", McpServer.in_process("declared", calc_server())):
-                # both pooled ones are busy: a new key gets a connection of its own, closed after use
-                async with pool.lease("d", McpServer.in_process("declared", calc_server())) as registry:
-                    assert registry.entries() and sorted(pool._entries) == ["a", "c"]
+            # both pooled ones busy: a new key gets a connection of its own, closed after use
+            async with (
+                pool.lease("a", McpServer.in_process("declared", calc_server())),
+                pool.lease("d", McpServer.in_process("declared", calc_server())) as registry,
+            ):
+                assert registry.entries() and sorted(pool._entries) == ["a", "c"]
         assert len(pool) == 2
 
 
