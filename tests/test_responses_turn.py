@@ -198,3 +198,30 @@ async def test_the_tool_rounds_limit_ends_the_response_incomplete() -> None:
     assert response.status == "incomplete" and response.incomplete_details.reason == "max_messages"
     assert len(upstream.requests) == 3
     assert _types(response).count("mcp_call") == 2
+
+
+async def test_read_mcp_resource_is_offered_when_opted_in_and_reads_a_declared_servers_resource() -> None:
+    server = calc_server()
+
+    @server.resource("notes://today", mime_type="text/plain")
+    def today() -> str:
+        """Today's note."""
+        return "buy milk"
+
+    read = Reply(tool_calls=[("read_mcp_resource", '{"server_label": "calc", "uri": "notes://today"}')])
+    replies = [Reply(text="no reader"), read, Reply(text="milk")]
+    async with scene(replies, server=server) as (client, upstream, url):
+        await client.responses.create(model="m", input="note?", tools=[mcp_tool("calc", url)])
+    assert "read_mcp_resource" not in _offered(upstream.requests[0])
+    async with scene(replies[1:], server=server, read_resource=True) as (client, upstream, url):
+        response = await client.responses.create(model="m", input="note?", tools=[mcp_tool("calc", url)])
+    strict_response(response)
+    offered = _offered(upstream.requests[0])["read_mcp_resource"]
+    assert offered["parameters"]["properties"]["server_label"]["enum"] == ["calc"]
+    call = response.output[1]
+    assert (call.server_label, call.name, call.output, call.status) == (
+        "toolmesh",
+        "read_mcp_resource",
+        "buy milk",
+        "completed",
+    )

@@ -42,7 +42,7 @@ from ._responses_events import Events, sse
 from ._responses_input import translate
 from ._responses_pool import ServerPool
 from ._responses_request import RequestError, ResponsesRequest, parse_request
-from ._responses_servers import discover
+from ._responses_servers import READ_RESOURCE, discover, resource_reader
 from ._responses_settings import ResponsesSettings
 from ._responses_turn import Turn
 from ._responses_urls import UrlPolicy
@@ -158,6 +158,8 @@ class ResponsesEndpoint:
         if self._catalog is not None and self.settings.offer_catalog:
             rows = {row.name: row for row in self._catalog()}
         taken = {name: f"the gateway's tool {name!r}" for name in rows}
+        if self.settings.read_resource:
+            taken.setdefault(READ_RESOURCE, f"the gateway's tool {READ_RESOURCE!r}")
         for index, tool in enumerate(request.function_tools):
             if tool.name in taken:
                 raise RequestError(
@@ -168,6 +170,9 @@ class ResponsesEndpoint:
         declared = await discover(request, self.settings, self._policy, self._pool, self._names, taken, stack)
         for server in declared:
             rows.update((row.name, row) for row in server.rows)
+        reader = resource_reader(declared) if self.settings.read_resource else None
+        if reader is not None:
+            rows[reader.name] = reader
         translated = translate(request.instructions, request.input, self._names.model_name, self._approvals)
         assert self._client is not None
         return Turn(

@@ -12,23 +12,27 @@ servers) are ``RequestError``s (400).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
-from .._entries import McpEntry
-from .._errors import NameCollisionError, ServerConnectionError
+from .._entries import DynamicEntry, McpEntry
+from .._errors import ErrorKind, NameCollisionError, ServerConnectionError, ToolExecutionError
 from .._names import NamePolicy
+from .._output import ToolOutput
+from .._registry import ToolRegistry
 from ..mcp import McpServer
 from ._responses_pool import ServerPool
 from ._responses_request import McpToolSpec, RequestError, ResponsesRequest
 from ._responses_settings import ResponsesSettings
 from ._responses_urls import CheckedUrl, PinnedAddress, UrlPolicy
 
-__all__ = ["Declared", "discover"]
+__all__ = ["READ_RESOURCE", "Declared", "discover", "resource_reader"]
+
+READ_RESOURCE = "read_mcp_resource"
+"""The name of the opt-in row reading a declared server's resources."""
 
 _POOL_LABEL = "declared"
 """The label of every pooled connection (rows are relabelled per request)."""
@@ -47,6 +51,8 @@ class Declared:
     """The ``tools`` of its ``mcp_list_tools`` item."""
     error: str | None = None
     """Why it could not be listed (its ``mcp_list_tools`` item's ``error``)."""
+    registry: ToolRegistry | None = field(default=None, repr=False)
+    """The pooled connection's registry (None when it could not be connected)."""
 
     @property
     def label(self) -> str:
@@ -130,6 +136,7 @@ async def discover(
             return
         stack.callback(release)
         registries[position] = registry
+        declared[position].registry = registry
 
     async with anyio.create_task_group() as group:
         for position in range(len(specs)):
@@ -188,6 +195,26 @@ def _reason(exc: ServerConnectionError) -> str:
     return text[len(prefix) :] if text.startswith(prefix) else text
 
 
-def exposed_name(names: NamePolicy) -> Callable[[str, str], str]:
-    """``(label, wire name) -> the model-visible name``, for echoed items of this request."""
-    return lambda label, wire: names.model_name(label, wire)
+def resource_reader(declared: list[Declared]) -> DynamicEntry | None:
+    """The ``read_mcp_resource(server_label, uri)`` row over this request's connected servers (None: none)."""
+    servers = {server.label: server.registry for server in declared if server.registry is not None}
+    if not servers:
+        return None
+
+    async def read(arguments: dict[str, Any]) -> ToolOutput:
+        registry = servers.get(arguments["server_label"])
+        if registry is None:  # pragma: no cover - the schema's enum admits only connected labels
+            raise ToolExecutionError(f"no server {arguments['server_label']!r}", kind=ErrorKind.INVALID_ARGUMENTS)
+        return await registry.read_resource(_POOL_LABEL, arguments["uri"])
+
+    schema = {
+        "type": "object",
+        "properties": {
+            "server_label": {"type": "string", "enum": sorted(servers), "description": "The MCP server to read from."},
+            "uri": {"type": "string", "description": "The resource's URI, as the server lists it."},
+        },
+        "required": ["server_label", "uri"],
+        "additionalProperties": False,
+    }
+    description = "Read a resource (a file, a document, a record) of one of the MCP servers by its URI."
+    return DynamicEntry.create(READ_RESOURCE, schema, read, description=description)
