@@ -225,3 +225,24 @@ async def test_read_mcp_resource_is_offered_when_opted_in_and_reads_a_declared_s
         "buy milk",
         "completed",
     )
+
+
+async def test_a_traced_response_is_one_span_over_its_upstream_calls_and_tool_calls() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    replies = [Reply(tool_calls=[("calc__add", '{"a": 1, "b": 2}')], usage=(7, 2)), Reply(text="3", usage=(9, 1))]
+    async with scene(replies, registry=ToolRegistry(tracer_provider=provider)) as (client, _, url):
+        await client.responses.create(model="m", input="1+2", tools=[mcp_tool("calc", url)])
+    spans = {span.name: span for span in exporter.get_finished_spans()}
+    names = [span.name for span in exporter.get_finished_spans()]
+    assert sorted(names) == ["chat m", "chat m", "execute_tool calc__add", "invoke_agent m"]
+    turn = spans["invoke_agent m"]
+    assert turn.attributes is not None and turn.attributes["gen_ai.usage.input_tokens"] == 16
+    for span in exporter.get_finished_spans():
+        if span is not turn:
+            assert span.parent is not None and span.parent.span_id == turn.context.span_id

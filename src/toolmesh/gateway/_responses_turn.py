@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,6 +81,7 @@ class Turn:
         self.settings = settings
         self.client = client
         self.snapshot = ToolSnapshot(rows, dispatch)
+        self.tracer = dispatch.tracer()
         self.hooks = hooks
         self.declared = {row.name: server for server in declared for row in server.rows}
         self.servers = declared
@@ -119,7 +121,37 @@ class Turn:
         return index
 
     async def run(self) -> dict[str, Any]:
-        """Play the response; the final ``response`` object."""
+        """Play the response; the final ``response`` object.
+
+        With a tracer provider installed, the response is one ``invoke_agent`` span whose
+        children are each upstream call (``chat {model}``) and each tool call (``execute_tool``).
+        """
+        tracer = self.tracer
+        if tracer is None:
+            return await self._play()
+        attributes = {"gen_ai.operation.name": "invoke_agent", "gen_ai.request.model": self.request.model}
+        with tracer.start_as_current_span(f"invoke_agent {self.request.model}", attributes=attributes) as span:
+            final = await self._play()
+            span.set_attribute("gen_ai.response.id", self.id)
+            span.set_attribute("toolmesh.responses.status", final["status"])
+            span.set_attribute("gen_ai.usage.input_tokens", self.usage.input_tokens)
+            span.set_attribute("gen_ai.usage.output_tokens", self.usage.output_tokens)
+            return final
+
+    async def _complete(self, params: dict[str, Any], on_text: Callable[[str], Awaitable[None]] | None) -> Completion:
+        tracer = self.tracer
+        if tracer is None:
+            return await complete(self.client, params, on_text)
+        attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": self.request.model}
+        with tracer.start_as_current_span(f"chat {self.request.model}", attributes=attributes) as span:
+            completion = await complete(self.client, params, on_text)
+            usage = completion.usage
+            span.set_attribute("gen_ai.usage.input_tokens", getattr(usage, "prompt_tokens", 0) or 0)
+            span.set_attribute("gen_ai.usage.output_tokens", getattr(usage, "completion_tokens", 0) or 0)
+            span.set_attribute("gen_ai.response.finish_reasons", [completion.finish_reason or ""])
+            return completion
+
+    async def _play(self) -> dict[str, Any]:
         await self.events.response("created", self.response("in_progress"))
         await self.events.response("in_progress", self.response("in_progress"))
         for server in self.servers:
@@ -185,7 +217,7 @@ class Turn:
     async def _upstream(self, messages: list[dict[str, Any]], first: bool) -> Completion:
         params = self._params(messages, first)
         if not self.events.streaming:
-            completion = await complete(self.client, params, None)
+            completion = await self._complete(params, None)
             self.usage.add(completion.usage)
             if completion.text:
                 await self._add(message_item(completion.text, new_id("msg")))
@@ -202,7 +234,7 @@ class Turn:
                 await self.events.text_started(index, item["id"])
             await self.events.text_delta(index, item["id"], delta)
 
-        completion = await complete(self.client, params, on_text)
+        completion = await self._complete(params, on_text)
         self.usage.add(completion.usage)
         if item:
             await self.events.text_done(index, item["id"], completion.text)
