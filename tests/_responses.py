@@ -63,7 +63,7 @@ class _Quiet(uvicorn.Server):
 @asynccontextmanager
 async def serve_asgi(app: Any) -> AsyncIterator[str]:
     """Serve an ASGI app with uvicorn on a free 127.0.0.1 port for the block; yields ``http://127.0.0.1:PORT``."""
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # asyncio sets TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     sock.listen(128)

@@ -213,7 +213,9 @@ class McpGateway:
             OSError: when the address cannot be bound.
         """
         family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
+        # without it every answer waits ~40 ms for the client's delayed ACK
+        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         try:
             sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             sock.bind((settings.host, settings.port))
