@@ -68,6 +68,7 @@ class ResponsesEndpoint:
         hooks: HookStack | tuple[Hook, ...] = (),
         names: NamePolicy | None = None,
         dispatch: DispatchSettings | None = None,
+        client: AsyncOpenAI | None = None,
     ) -> None:
         """Args:
         settings: The upstream, the URL policy, the limits and the approval secret.
@@ -76,6 +77,9 @@ class ResponsesEndpoint:
         names: The policy naming declared servers' tools (its template and alias; the
             OpenAI name rule always applies, since the upstream speaks Chat Completions).
         dispatch: Dispatch defaults (tracing, error details); the catalog's when it has one.
+        client: The upstream client (your own ``AsyncOpenAI``: other headers, a proxy, a
+            test transport); by default one is made from ``settings.upstream`` and
+            ``settings.api_key``, and closed with the endpoint.
         """
         self.settings = settings
         self._catalog = catalog
@@ -86,6 +90,7 @@ class ResponsesEndpoint:
         self._policy = UrlPolicy(settings.allowed_hosts)
         self._approvals = Approvals(settings.secret)
         self._pool = ServerPool(idle_seconds=settings.pool_idle_seconds, size=settings.pool_size)
+        self._given_client = client
         self._client: AsyncOpenAI | None = None
         self._running = False
 
@@ -110,9 +115,12 @@ class ResponsesEndpoint:
     async def running(self) -> AsyncIterator[ResponsesEndpoint]:
         """Keep the upstream client and the server pool open for the block."""
         async with AsyncExitStack() as stack:
-            self._client = await stack.enter_async_context(
-                AsyncOpenAI(base_url=self.settings.upstream, api_key=self.settings.api_key or "none", max_retries=0)
-            )
+            if self._given_client is not None:
+                self._client = self._given_client
+            else:
+                self._client = await stack.enter_async_context(
+                    AsyncOpenAI(base_url=self.settings.upstream, api_key=self.settings.api_key or "none", max_retries=0)
+                )
             await stack.enter_async_context(self._pool)
             self._running = True
             try:
