@@ -119,14 +119,14 @@ def mcp_tool(label: str, url: str, **fields: Any) -> dict[str, Any]:
 
 @asynccontextmanager
 async def responses_gateway(
-    upstream_url: str, registry: ToolRegistry | None = None, **settings: Any
+    upstream_url: str, registry: ToolRegistry | None = None, hooks: Any = (), **settings: Any
 ) -> AsyncIterator[tuple[AsyncOpenAI, str]]:
     """The gateway's HTTP app with ``/v1/responses`` mounted, served on a free port.
 
     Yields an ``AsyncOpenAI`` client whose base URL is the gateway's ``/v1``, and that base URL.
     """
     async with registry if registry is not None else ToolRegistry() as reg:
-        gateway = McpGateway(reg)
+        gateway = McpGateway(reg, hooks=hooks)
         endpoint = ResponsesEndpoint.for_gateway(gateway, ResponsesSettings(upstream=upstream_url, **settings))
         app = mount_responses(gateway.http_app(HttpSettings(port=0)), endpoint)
         async with (
@@ -138,7 +138,11 @@ async def responses_gateway(
 
 @asynccontextmanager
 async def scene(
-    replies: list[Any], server: MCPServer | None = None, registry: ToolRegistry | None = None, **settings: Any
+    replies: list[Any],
+    server: MCPServer | None = None,
+    registry: ToolRegistry | None = None,
+    hooks: Any = (),
+    **settings: Any,
 ) -> AsyncIterator[tuple[Any, ScriptedUpstream, str]]:
     """The scripted upstream, one MCP server (``calc`` by default) and the gateway.
 
@@ -149,7 +153,7 @@ async def scene(
     async with (
         serve_asgi(upstream.app) as model,
         serve_asgi(mcp_app) as mcp_base,
-        responses_gateway(model + "/v1", registry, **settings) as (client, _),
+        responses_gateway(model + "/v1", registry, hooks, **settings) as (client, _),
     ):
         with anyio.fail_after(60):
             yield client, upstream, mcp_base + "/mcp"

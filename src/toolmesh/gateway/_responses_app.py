@@ -36,6 +36,7 @@ from .._hook_actions import Hook
 from .._hook_stack import HookStack
 from .._names import NamePolicy
 from .._snapshot import ToolSnapshot
+from ._catalog_view import row_rules
 from ._http import Guard
 from ._responses_approvals import Approvals
 from ._responses_events import Events, sse
@@ -84,6 +85,7 @@ class ResponsesEndpoint:
         self.settings = settings
         self._catalog = catalog
         self._hooks = hooks if isinstance(hooks, HookStack) else HookStack(hooks)
+        self._rules = row_rules(self._hooks)
         base = names or NamePolicy()
         self._names = NamePolicy(provider="openai", template=base.template, alias=base.alias)
         self._dispatch = dispatch or DispatchSettings()
@@ -175,7 +177,9 @@ class ResponsesEndpoint:
                     f"tools[{index}].name",
                 )
             taken[tool.name] = f"function tools[{index}]"
-        declared = await discover(request, self.settings, self._policy, self._pool, self._names, taken, stack)
+        declared = await discover(
+            request, self.settings, self._policy, self._pool, self._names, taken, stack, self._rules
+        )
         for server in declared:
             rows.update((row.name, row) for row in server.rows)
         reader = resource_reader(declared) if self.settings.read_resource else None

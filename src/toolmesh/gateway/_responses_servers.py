@@ -12,13 +12,14 @@ servers) are ``RequestError``s (400).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from contextlib import AsyncExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
 import anyio
 
-from .._entries import DynamicEntry, McpEntry
+from .._entries import DynamicEntry, Entry, McpEntry
 from .._errors import ErrorKind, NameCollisionError, ServerConnectionError, ToolExecutionError
 from .._names import NamePolicy
 from .._output import ToolOutput
@@ -97,11 +98,13 @@ async def discover(
     names: NamePolicy,
     taken: dict[str, str],
     stack: AsyncExitStack,
+    rules: tuple[Callable[[Entry], bool], ...] = (),
 ) -> list[Declared]:
     """Check, connect and list every declared server of ``request`` (at once); leases end with ``stack``.
 
     ``taken`` holds the names already offered (the catalog's and the client's functions:
-    name -> owner); the declared rows' names are added to it.
+    name -> owner); the declared rows' names are added to it. ``rules`` are the gateway
+    policy's row rules: a row one of them refuses is neither offered nor listed.
 
     Raises:
         RequestError: for too many servers, a duplicate label, a refused URL or a name collision.
@@ -154,8 +157,9 @@ async def discover(
             )
             continue
         budget -= len(rows)
-        server.rows = _named(server, rows, names, taken)
-        server.listing = [_listed(row) for row in rows]
+        named = _named(server, rows, names, taken)
+        server.rows = [row for row in named if all(rule(row) for rule in rules)]
+        server.listing = [_listed(row) for row in server.rows]
     return declared
 
 
