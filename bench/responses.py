@@ -163,43 +163,63 @@ def _row(name: str, seconds: list[float]) -> str:
     return f"{name:<14} {1 / mean:8.1f} turns/s   {figures}"
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--turns", type=int, default=200)
-    args = parser.parse_args()
-    model_port, mcp_port = _free_port(), _free_port()
+def _scenario(turns: int, model_ms: float, mcp_url: str, folder: Path) -> dict[str, list[float]]:
+    """Time ``turns`` turns each way against a scripted model answering in ``model_ms``."""
+    model_port = _free_port()
     processes: list[subprocess.Popen[bytes] | subprocess.Popen[str]] = []
     try:
-        processes.append(
-            _start([str(FIXTURES / "scripted_upstream.py"), str(model_port), "demo__add", ARGUMENTS], model_port)
-        )
-        processes.append(_start([str(FIXTURES / "demo_server.py"), "http", str(mcp_port)], mcp_port))
-        with tempfile.TemporaryDirectory() as folder:
-            gateway, gateway_url = _start_gateway(f"http://127.0.0.1:{model_port}/v1", Path(folder))
-            processes.append(gateway)
-            results = anyio.run(
-                _measure,
-                args.turns,
-                f"http://127.0.0.1:{model_port}/v1",
-                f"http://127.0.0.1:{mcp_port}/mcp",
-                gateway_url,
-            )
+        script = [str(FIXTURES / "scripted_upstream.py"), str(model_port), "demo__add", ARGUMENTS, str(model_ms)]
+        processes.append(_start(script, model_port))
+        gateway, gateway_url = _start_gateway(f"http://127.0.0.1:{model_port}/v1", folder)
+        processes.append(gateway)
+        return anyio.run(_measure, turns, f"http://127.0.0.1:{model_port}/v1", mcp_url, gateway_url)
     finally:
-        for process in processes:
-            process.send_signal(signal.SIGTERM)
-        for process in processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
-    print(f"one turn = 2 upstream calls + 1 MCP tool call; {args.turns} turns each (interleaved halves)")
-    for name, seconds in results.items():
-        print(_row(name, seconds))
-    plain_p50 = sorted(results["plain script"])[len(results["plain script"]) // 2]
-    gateway_p50 = sorted(results["gateway"])[len(results["gateway"]) // 2]
-    added = (gateway_p50 - plain_p50) / plain_p50 * 100
-    print(f"the gateway adds {added:+.1f}% to a turn (p50; target: under 10%)")
+        _stop(processes)
+
+
+def _stop(processes: list[subprocess.Popen[bytes] | subprocess.Popen[str]]) -> None:
+    for process in processes:
+        process.send_signal(signal.SIGTERM)
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def _p50(seconds: list[float]) -> float:
+    return sorted(seconds)[len(seconds) // 2]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--turns", type=int, default=200, help="turns each way with the instant model")
+    parser.add_argument("--model-ms", type=float, default=100.0, help="the thinking model's time per call")
+    args = parser.parse_args()
+    mcp_port = _free_port()
+    server = _start([str(FIXTURES / "demo_server.py"), "http", str(mcp_port)], mcp_port)
+    mcp_url = f"http://127.0.0.1:{mcp_port}/mcp"
+    scenarios = [
+        ("an instant model", 0.0, args.turns),
+        (f"a model taking {args.model_ms:g} ms a call", args.model_ms, max(20, args.turns // 5)),
+    ]
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            for title, model_ms, turns in scenarios:
+                results = _scenario(turns, model_ms, mcp_url, Path(folder))
+                print(
+                    f"{title}: one turn = 2 upstream calls + 1 MCP tool call; {turns} turns each (interleaved halves)"
+                )
+                for name, seconds in results.items():
+                    print("  " + _row(name, seconds))
+                plain, through = _p50(results["plain script"]), _p50(results["gateway"])
+                print(
+                    f"  the gateway adds {(through - plain) * 1000:.2f} ms, {(through - plain) / plain * 100:+.1f}% "
+                    "to a turn (p50; target: under 10%)"
+                )
+    finally:
+        _stop([server])
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ class ServerPool:
         self._entries.clear()
 
     @asynccontextmanager
-    async def lease(self, key: Hashable, spec: McpServer) -> AsyncIterator[ToolRegistry]:
+    async def lease(self, key: Hashable, spec: McpServer | Callable[[], McpServer]) -> AsyncIterator[ToolRegistry]:
         """A connected one-server registry for ``spec`` for the block (see ``acquire``)."""
         registry, release = await self.acquire(key, spec)
         try:
@@ -79,8 +79,12 @@ class ServerPool:
         finally:
             release()
 
-    async def acquire(self, key: Hashable, spec: McpServer) -> tuple[ToolRegistry, Callable[[], None]]:
+    async def acquire(
+        self, key: Hashable, spec: McpServer | Callable[[], McpServer]
+    ) -> tuple[ToolRegistry, Callable[[], None]]:
         """A connected one-server registry for ``spec`` (the pooled one for ``key`` when there is one).
+
+        ``spec`` may be a function making the spec, called only when a connection is made.
 
         Returns:
             The registry and the function that gives it back (call it exactly once).
@@ -93,12 +97,13 @@ class ServerPool:
             raise RuntimeError("the server pool is not running")
         entry = self._entries.get(key)
         if entry is None or entry.close.is_set():
+            server = spec if isinstance(spec, McpServer) else spec()
             entry = _Pooled(key)
             if len(self) >= self._size and not self._evict_one():
                 entry.transient = True
             else:
                 self._entries[key] = entry
-            self._group.start_soon(self._hold, entry, spec, name=f"toolmesh responses pool {spec.label}")
+            self._group.start_soon(self._hold, entry, server, name=f"toolmesh responses pool {server.label}")
         entry.users += 1
         released = False
 

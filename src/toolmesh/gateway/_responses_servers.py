@@ -20,7 +20,7 @@ from typing import Any
 import anyio
 
 from .._entries import DynamicEntry, Entry, McpEntry
-from .._errors import ErrorKind, NameCollisionError, ServerConnectionError, ToolExecutionError
+from .._errors import ConfigurationError, ErrorKind, NameCollisionError, ServerConnectionError, ToolExecutionError
 from .._names import NamePolicy
 from .._output import ToolOutput
 from .._registry import ToolRegistry
@@ -130,12 +130,14 @@ async def discover(
 
     async def connect(position: int) -> None:
         spec, url = specs[position][1], checked[position]
-        server = _server(spec, url, settings)
-        key = (url.url, url.address, tuple(sorted(server.headers.items())))
+        key = (url.url, url.address, tuple(sorted(_headers(spec).items())))
         try:
-            registry, release = await pool.acquire(key, server)
+            registry, release = await pool.acquire(key, lambda: _server(spec, url, settings))
         except ServerConnectionError as exc:
             declared[position].error = _reason(exc)
+            return
+        except ConfigurationError as exc:  # e.g. a header the HTTP client cannot send
+            declared[position].error = f"cannot connect: {exc}"
             return
         stack.callback(release)
         registries[position] = registry

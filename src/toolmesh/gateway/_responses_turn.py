@@ -152,8 +152,9 @@ class Turn:
             return completion
 
     async def _play(self) -> dict[str, Any]:
-        await self.events.response("created", self.response("in_progress"))
-        await self.events.response("in_progress", self.response("in_progress"))
+        if self.events.streaming:
+            await self.events.response("created", self.response("in_progress"))
+            await self.events.response("in_progress", self.response("in_progress"))
         for server in self.servers:
             if server.label not in self.translated.listed:
                 await self._listing(server)
