@@ -88,3 +88,12 @@ async def test_a_url_the_policy_refuses_is_a_400_naming_the_field() -> None:
         assert remote["param"] == "tools[0].server_url" and "allowlist" in remote["message"]
         userinfo = _error(await _refused(client, input="hi", tools=[mcp_tool("u", "http://me:pw@127.0.0.1:9/mcp")]))
         assert userinfo["param"] == "tools[0].server_url" and "credentials" in userinfo["message"]
+
+
+async def test_a_streamed_request_is_refused_before_any_event() -> None:
+    async with scene([]) as (client, _, _url):
+        with pytest.raises(openai.BadRequestError) as caught:
+            await client.responses.create(
+                model="m", input="hi", tools=[mcp_tool("r", "https://example.com/mcp")], stream=True
+            )
+    assert _error(caught.value)["param"] == "tools[0].server_url"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 import openai
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from openai import AsyncOpenAI
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -147,10 +148,21 @@ class ResponsesEndpoint:
             parsed = parse_request(body)
         except RequestError as exc:
             return _error(exc)
+        stack = AsyncExitStack()
         if parsed.stream:
-            return StreamingResponse(self._stream(parsed), media_type="text/event-stream")
+            send, receive = anyio.create_memory_object_stream[dict[str, Any]](64)
+            try:
+                turn = await self._prepare(parsed, stack, Events(send.send))
+            except BaseException as exc:
+                send.close()
+                receive.close()
+                await stack.aclose()
+                if isinstance(exc, RequestError):
+                    return _error(exc)
+                raise
+            return StreamingResponse(self._stream(turn, stack, send, receive), media_type="text/event-stream")
         try:
-            async with AsyncExitStack() as stack:
+            async with stack:
                 turn = await self._prepare(parsed, stack, Events())
                 return JSONResponse(await turn.run())
         except RequestError as exc:
@@ -200,37 +212,36 @@ class ResponsesEndpoint:
             events,
         )
 
-    async def _stream(self, request: ResponsesRequest) -> AsyncIterator[bytes]:
-        send, receive = anyio.create_memory_object_stream[dict[str, Any]](64)
-        events = Events(send.send)
+    async def _stream(
+        self,
+        turn: Turn,
+        stack: AsyncExitStack,
+        send: MemoryObjectSendStream[dict[str, Any]],
+        receive: MemoryObjectReceiveStream[dict[str, Any]],
+    ) -> AsyncIterator[bytes]:
+        """Play ``turn`` in a task, yielding its events; leaving early cancels it (upstream and tools)."""
+        events = turn.events
 
         async def play() -> None:
             async with send:
-                turn: Turn | None = None
                 try:
-                    async with AsyncExitStack() as stack:
-                        turn = await self._prepare(request, stack, events)
-                        final = await turn.run()
-                        kind = final["status"] if final["status"] in ("completed", "incomplete") else "completed"
-                        await events.response(kind, final)
-                except RequestError as exc:
-                    await events.emit("error", code=exc.code, message=exc.message, param=exc.param)
+                    final = await turn.run()
+                    await events.response(final["status"], final)
                 except openai.APIError as exc:
-                    message = f"the upstream model server failed: {exc}"
-                    if turn is None:
-                        await events.emit("error", code="server_error", message=message, param=None)
-                    else:
-                        error = {"code": "server_error", "message": message}
-                        await events.response("failed", turn.response("failed", error=error))
+                    error = {"code": "server_error", "message": f"the upstream model server failed: {exc}"}
+                    await events.response("failed", turn.response("failed", error=error))
 
-        async with anyio.create_task_group() as group:
-            group.start_soon(play)
-            try:
-                async with receive:
-                    async for event in receive:
-                        yield sse(event)
-            finally:
-                group.cancel_scope.cancel()
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(play)
+                try:
+                    async with receive:
+                        async for event in receive:
+                            yield sse(event)
+                finally:
+                    group.cancel_scope.cancel()
+        finally:
+            await stack.aclose()
 
 
 async def _body(request: Request) -> bytes:
