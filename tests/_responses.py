@@ -161,11 +161,13 @@ async def scene(
 
 def strict_response(response: Any) -> Response:
     """``response`` validated against the SDK's types (the SDK's own parsing does not validate)."""
-    data = response if isinstance(response, dict) else response.model_dump(mode="json", exclude_unset=True)
+    data = (
+        response if isinstance(response, dict) else response.model_dump(mode="json", exclude_unset=True, by_alias=True)
+    )
     return Response.model_validate(data)
 
 
 def strict_event(event: Any) -> Any:
     """A stream event validated against the SDK's ``ResponseStreamEvent`` union."""
-    data = event if isinstance(event, dict) else event.model_dump(mode="json", exclude_unset=True)
+    data = event if isinstance(event, dict) else event.model_dump(mode="json", exclude_unset=True, by_alias=True)
     return _EVENTS.validate_python(data)

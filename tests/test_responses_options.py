@@ -136,3 +136,22 @@ async def test_upstream_failures_are_errors_or_a_failed_response() -> None:
     assert broken.value.status_code == 502
     assert [e.type for e in events] == ["response.created", "response.in_progress", "response.failed"]
     assert events[-1].response.status == "failed" and "500" in events[-1].response.error.message
+
+
+async def test_a_json_schema_text_format_becomes_the_upstreams_response_format() -> None:
+    schema = {
+        "type": "object",
+        "properties": {"n": {"type": "integer"}},
+        "required": ["n"],
+        "additionalProperties": False,
+    }
+    text: Any = {"format": {"type": "json_schema", "name": "answer", "schema": schema, "strict": True}}
+    async with scene([Reply(text='{"n": 4}')]) as (client, upstream, _):
+        response = await client.responses.create(model="m", input="2+2 as JSON", text=text)
+    strict_response(response)
+    assert upstream.requests[0]["response_format"] == {
+        "type": "json_schema",
+        "json_schema": {"name": "answer", "schema": schema, "strict": True},
+    }
+    assert json.loads(response.output_text) == {"n": 4}
+    assert response.text.format.type == "json_schema"

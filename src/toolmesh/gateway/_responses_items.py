@@ -151,6 +151,6 @@ def response_object(
         "incomplete_details": {"reason": incomplete} if incomplete else None,
         "error": error,
         "usage": usage.as_dict() if usage is not None else None,
-        "text": {"format": {"type": "text"}},
+        "text": request.text or {"format": {"type": "text"}},
         "user": request.user,
     }

@@ -205,6 +205,9 @@ class Turn:
             params["tools"] = tools
             if request.parallel_tool_calls is not None:
                 params["parallel_tool_calls"] = request.parallel_tool_calls
+        response_format = _response_format(request.text)
+        if response_format is not None:
+            params["response_format"] = response_format
         for key, value in (
             ("temperature", request.temperature),
             ("top_p", request.top_p),
@@ -387,6 +390,21 @@ class Turn:
             messages[request["id"]] = answer.message
         for call_id, text in (await self._run(pending)).items():
             messages[call_id]["content"] = text
+
+
+def _response_format(text: dict[str, Any] | None) -> dict[str, Any] | None:
+    """``text.format`` as Chat Completions' ``response_format`` (None: plain text)."""
+    fmt = (text or {}).get("format") or {}
+    if fmt.get("type") == "json_object":
+        return {"type": "json_object"}
+    if fmt.get("type") != "json_schema":
+        return None
+    schema: dict[str, Any] = {"name": fmt.get("name", "output"), "schema": fmt.get("schema", {})}
+    if fmt.get("strict") is not None:
+        schema["strict"] = fmt["strict"]
+    if fmt.get("description"):
+        schema["description"] = fmt["description"]
+    return {"type": "json_schema", "json_schema": schema}
 
 
 def _chat_call(raw: dict[str, str]) -> dict[str, Any]:
