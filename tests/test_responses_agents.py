@@ -63,3 +63,21 @@ async def test_an_agent_approves_through_on_approval_request_and_the_call_runs()
     assert result.final_output == "Wiped, as you allowed."
     assert any(isinstance(item, MCPApprovalRequestItem) for item in result.new_items)
     assert upstream.requests[1]["messages"][-1]["content"] == "wiped"
+
+
+async def test_without_on_approval_request_the_approval_is_an_interruption_the_caller_resumes() -> None:
+    calls: list[str] = []
+    replies = [Reply(tool_calls=[("calc__wipe", "{}")]), Reply(text="Wiped after your approval.")]
+    async with scene(replies, server=calc_server(calls=calls)) as (client, upstream, url):
+        tool = HostedMCPTool(
+            tool_config={"type": "mcp", "server_label": "calc", "server_url": url, "require_approval": "always"}
+        )
+        agent = _agent(client, tool)
+        paused = await Runner.run(agent, "Wipe it.")
+        assert calls == [] and len(paused.interruptions) == 1
+        state = paused.to_state()
+        state.approve(paused.interruptions[0])
+        result = await Runner.run(agent, state)
+    assert calls == ["wipe"]
+    assert result.final_output == "Wiped after your approval."
+    assert upstream.requests[1]["messages"][-1]["content"] == "wiped"
