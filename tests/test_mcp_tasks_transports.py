@@ -15,7 +15,7 @@ import pytest
 
 from _servers import FIXTURES, http_server, stdio_params
 from toolmesh import Text, ToolContext, ToolRegistry
-from toolmesh.mcp import MCP_TASK_ID, McpServer
+from toolmesh.mcp import MCP_RESULT, MCP_TASK_ID, McpServer
 
 TASKS = FIXTURES / "task_server.py"
 
@@ -55,3 +55,18 @@ async def test_a_task_runs_to_its_result_and_a_cancelled_one_is_cancelled_on_the
                 tg.cancel_scope.cancel()
             cancelled = await registry.dispatch("t__cancelled")
             assert list(cancelled.output) == [Text("task-2")]
+
+
+async def test_a_task_result_and_a_task_failure_are_redacted_like_a_direct_call() -> None:
+    # A value of the spec's env is a secret: starred out of the output, the raw result and errors.
+    command, args, env = stdio_params(TASKS)
+    spec = McpServer.stdio("t", command, args, env={**env, "FIXTURE_SECRET": "hunter2-9f3a"}, protocol="2025-11-25")
+    with anyio.fail_after(120):
+        async with ToolRegistry() as registry:
+            await registry.connect(spec)
+            result = await registry.dispatch("t__research", {"topic": "owls"})
+            failed = await registry.dispatch("t__doomed")
+    assert result.ok, result.error
+    assert result.output.as_text().endswith("(***)") and "hunter2" not in str(result.metadata[MCP_RESULT])
+    assert failed.error is not None and failed.error.message.endswith("(***)")
+    assert "hunter2" not in failed.error.message + str(failed.error.model_feedback)
