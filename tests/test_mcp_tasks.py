@@ -9,11 +9,14 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import mcp_types
 import pytest
+from mcp import Client
 
 from _servers import FIXTURES, fixture_server
 from toolmesh import ErrorKind, TaskSupport, Text, ToolContext, ToolRegistry
-from toolmesh.mcp import MCP_RESULT, MCP_SERVER_LABEL, MCP_TASK_ID, MCP_WIRE_NAME, McpServer
+from toolmesh.mcp import MCP_RESULT, MCP_SERVER_LABEL, MCP_TASK_ID, MCP_WIRE_NAME, McpServer, _tasks
+from toolmesh.mcp._tasks import TasksExtension
 from toolmesh.providers import anthropic, openai
 
 TASKS = FIXTURES / "task_server.py"
@@ -145,3 +148,40 @@ async def test_polling_follows_the_servers_interval_within_bounds(protocol: str)
             polls = int(await text_of(registry, "t__polls"))
     assert result.ok
     assert polls <= elapsed / 0.05 + 1  # a 1 ms suggestion would have polled hundreds of times
+
+
+# -- a task that needs input (elicitation) ------------------------------------------------------
+
+
+async def _name(context: Any, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
+    assert params.message == "Your name?"
+    return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
+
+
+async def test_on_2026_a_tasks_input_request_is_answered_through_the_clients_callbacks() -> None:
+    # inputRequests in tasks/get -> the SDK's elicitation callback -> tasks/update -> the result.
+    with anyio.fail_after(30):
+        async with Client(
+            fixture_server(TASKS), mode="2026-07-28", extensions=[TasksExtension()], elicitation_callback=_name
+        ) as client:
+            result = await client.call_tool("ask", {})
+    assert [block.text for block in result.content if isinstance(block, mcp_types.TextContent)] == ["Hello, Ada"]
+
+
+async def test_on_2025_a_tasks_input_request_reaches_the_clients_callbacks_during_tasks_result() -> None:
+    request = mcp_types.CallToolRequest(params=mcp_types.CallToolRequestParams(name="ask", arguments={}))
+    with anyio.fail_after(30):
+        async with Client(fixture_server(TASKS), mode="legacy", elicitation_callback=_name) as client:
+            result = await _tasks._legacy(_tasks._Run(None, None, client.session), request, None)
+    assert [block.text for block in result.content if isinstance(block, mcp_types.TextContent)] == ["Hello, Ada"]
+
+
+async def test_on_2026_input_nobody_gives_fails_the_call_and_cancels_the_task() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(tasks_in_process("2026-07-28"))  # no elicitation callback installed
+        with anyio.fail_after(30):
+            result = await registry.dispatch("t__ask")
+            assert await text_of(registry, "t__cancelled") == "task-1"
+    assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR
+    assert "task 'task-1' was cancelled: it asked for input (elicitation/create) and got none" in result.error.message
+    assert result.error.model_feedback == "The tool 't__ask' could not finish: it needed input that was not given."

@@ -10,7 +10,8 @@
   extension through the SDK (``Client(extensions=[TasksExtension()])``, which puts it in every
   request's client capabilities) and the *server* decides per call whether to answer with a
   task (``resultType: "task"``); ``TasksExtension``'s result claim polls ``tasks/get``, whose
-  answer carries the final result or error inline. ``as_task`` has nothing to ask for here.
+  answer carries the final result or error inline, and answers the task's input requests
+  through the client's callbacks (``tasks/update``). ``as_task`` has nothing to ask for here.
 
 While a task runs, each new status (``statusMessage`` when given) reaches ``ctx.progress``.
 Polls wait the server's ``pollInterval`` bounded to [``POLL_MIN``, ``POLL_MAX``]. When the
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Literal
 import anyio
 import mcp_types
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
+from mcp.client.session import ClientRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
@@ -79,6 +81,7 @@ class TaskState(mcp_types.Result):
     poll_interval_ms: int | None = None
     result: dict[str, Any] | None = None
     error: dict[str, Any] | None = None
+    input_requests: dict[str, Any] | None = None
 
 
 class _TaskIdParams(mcp_types.RequestParams):
@@ -91,6 +94,16 @@ class _GetTask(mcp_types.Request[_TaskIdParams, Literal["tasks/get"]]):
     params: _TaskIdParams
 
 
+class _UpdateParams(_TaskIdParams):
+    input_responses: mcp_types.InputResponses
+
+
+class _UpdateTask(mcp_types.Request[_UpdateParams, Literal["tasks/update"]]):
+    name_param: ClassVar[str | None] = "taskId"
+    method: Literal["tasks/update"] = "tasks/update"
+    params: _UpdateParams
+
+
 class _CancelTask(mcp_types.Request[_TaskIdParams, Literal["tasks/cancel"]]):
     name_param: ClassVar[str | None] = "taskId"
     method: Literal["tasks/cancel"] = "tasks/cancel"
@@ -99,6 +112,9 @@ class _CancelTask(mcp_types.Request[_TaskIdParams, Literal["tasks/cancel"]]):
 
 _CALL_OR_TASK: TypeAdapter[mcp_types.CallToolResult | CreatedTask] = TypeAdapter(mcp_types.CallToolResult | CreatedTask)
 _ANY: TypeAdapter[Any] = TypeAdapter(Any)
+_INPUT_REQUESTS: TypeAdapter[dict[str, mcp_types.InputRequest]] = TypeAdapter(dict[str, mcp_types.InputRequest])
+_MAX_INPUTS = 10
+"""How many input requests one task may make (2026-07-28), like the SDK's cap on input rounds."""
 
 
 # -- one call's task run ------------------------------------------------------------------
@@ -137,6 +153,16 @@ class _Run:
             f"{where}: the task {task_id!r} {verb}{why}",
             kind=ErrorKind.UPSTREAM_ERROR,
             model_feedback=f"The tool {row!r} {verb}{why}",
+        )
+
+    def refused(self, task_id: str, why: str) -> ToolExecutionError:
+        """The error for a task toolmesh gives up on (and cancels) because of what it asked."""
+        row = self.entry.name if self.entry is not None else "?"
+        where = f"MCP server {self.entry.server!r}, tool {self.entry.wire_name!r}" if self.entry else "MCP tool"
+        return ToolExecutionError(
+            f"{where}: the task {task_id!r} was cancelled: {why}",
+            kind=ErrorKind.UPSTREAM_ERROR,
+            model_feedback=f"The tool {row!r} could not finish: it needed input that was not given.",
         )
 
 
@@ -236,16 +262,12 @@ async def _resolve(created: CreatedTask, claim: ClaimContext) -> mcp_types.CallT
     run.started(task_id)
     ids = _TaskIdParams(task_id=task_id)
     state = TaskState.model_validate(created.model_dump(by_alias=True), by_name=False)
+    answered: set[str] = set()
     try:
         await run.status(state.status, state.status_message)
         while state.status not in _TERMINAL:
-            if state.status == "input_required":
-                raise ToolExecutionError(
-                    f"MCP task {task_id!r} asked for input inside the task (tasks/update), which toolmesh does "
-                    "not answer yet; the task was cancelled",
-                    kind=ErrorKind.UPSTREAM_ERROR,
-                    model_feedback="The tool needed input that this host cannot give.",
-                )
+            if state.status == "input_required" and state.input_requests:
+                await _answer(run, task_id, state.input_requests, answered)
             await anyio.sleep(_wait(state.poll_interval_ms))
             state = await session.send_request(_GetTask(params=ids), TaskState)
             await run.status(state.status, state.status_message)
@@ -259,6 +281,34 @@ async def _resolve(created: CreatedTask, claim: ClaimContext) -> mcp_types.CallT
     if state.error is not None:
         detail = str(state.error.get("message") or detail)
     raise run.ended(task_id, state.status, detail)
+
+
+async def _answer(run: _Run, task_id: str, requests: dict[str, Any], answered: set[str]) -> None:
+    """Answer a task's new input requests through the client's callbacks, then ``tasks/update``.
+
+    The callbacks are the ones the SDK uses for a server's requests and for input-required
+    rounds (``ClientSession.dispatch_input_request``); a key is answered once per task.
+    """
+    session = run.session
+    pending = _INPUT_REQUESTS.validate_python(
+        {key: value for key, value in requests.items() if key not in answered}, by_name=False
+    )
+    if not pending:
+        return
+    if len(answered) + len(pending) > _MAX_INPUTS:
+        raise run.refused(task_id, f"it asked for input more than {_MAX_INPUTS} times")
+    responses: mcp_types.InputResponses = {}
+    for key, request in pending.items():
+        meta = request.params.meta if request.params is not None else None
+        answer = await session.dispatch_input_request(
+            ClientRequestContext(session=session, request_id=key, meta=meta), request
+        )
+        if isinstance(answer, mcp_types.ErrorData):
+            raise run.refused(task_id, f"it asked for input ({request.method}) and got none: {answer.message}")
+        responses[key] = answer
+    answered.update(responses)
+    update = _UpdateTask(params=_UpdateParams(task_id=task_id, input_responses=responses))
+    await session.send_request(update, _ANY)
 
 
 class TasksExtension(ClientExtension):
