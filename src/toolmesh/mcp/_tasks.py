@@ -127,7 +127,7 @@ class _Run:
     ctx: ToolContext[Any] | None
     entry: McpEntry | None
     session: ClientSession
-    polls: int = 0
+    reported: int = 0
     last: tuple[str, str | None] | None = None
 
     def started(self, task_id: str) -> None:
@@ -139,30 +139,28 @@ class _Run:
         if (status, message) == self.last or self.ctx is None:
             return
         self.last = (status, message)
-        self.polls += 1
-        await self.ctx.report_progress(self.polls, None, f"{status}: {message}" if message else status)
+        self.reported += 1
+        await self.ctx.report_progress(self.reported, None, f"{status}: {message}" if message else status)
 
     def ended(self, task_id: str, status: str, detail: str | None) -> ToolExecutionError:
-        """The error for a task that ended ``failed`` or ``cancelled``."""
-        row = self.entry.name if self.entry is not None else "?"
-        where = f"MCP server {self.entry.server!r}, tool {self.entry.wire_name!r}" if self.entry else "MCP tool"
-        why = f": {detail}" if detail else ""
+        """The error for a task that ended ``failed`` or ``cancelled`` (or ``completed`` with no result)."""
         verbs = {"failed": "failed", "cancelled": "was cancelled by its server"}
         verb = verbs.get(status, f"ended {status} with no result")
-        return ToolExecutionError(
-            f"{where}: the task {task_id!r} {verb}{why}",
-            kind=ErrorKind.UPSTREAM_ERROR,
-            model_feedback=f"The tool {row!r} {verb}{why}",
-        )
+        why = f": {detail}" if detail else ""
+        return self._error(f"the task {task_id!r} {verb}{why}", f"{verb}{why}")
 
     def refused(self, task_id: str, why: str) -> ToolExecutionError:
         """The error for a task toolmesh gives up on (and cancels) because of what it asked."""
-        row = self.entry.name if self.entry is not None else "?"
-        where = f"MCP server {self.entry.server!r}, tool {self.entry.wire_name!r}" if self.entry else "MCP tool"
+        return self._error(
+            f"the task {task_id!r} was cancelled: {why}", "could not finish: it needed input that was not given."
+        )
+
+    def _error(self, detail: str, feedback: str) -> ToolExecutionError:
+        entry = self.entry
+        where = f"MCP server {entry.server!r}, tool {entry.wire_name!r}" if entry is not None else "MCP tool"
+        row = entry.name if entry is not None else "?"
         return ToolExecutionError(
-            f"{where}: the task {task_id!r} was cancelled: {why}",
-            kind=ErrorKind.UPSTREAM_ERROR,
-            model_feedback=f"The tool {row!r} could not finish: it needed input that was not given.",
+            f"{where}: {detail}", kind=ErrorKind.UPSTREAM_ERROR, model_feedback=f"The tool {row!r} {feedback}"
         )
 
 
@@ -216,10 +214,13 @@ async def _send_unchecked(
     session._stamp(data, options)  # type: ignore[arg-type]
     if progress is not None:
         options["on_progress"] = progress
-    return await session._dispatcher.send_raw_request(data["method"], data.get("params"), options)  # type: ignore[arg-type]
+    raw: dict[str, Any] = await session._dispatcher.send_raw_request(data["method"], data.get("params"), options)  # type: ignore[arg-type]
+    return raw
 
 
-async def _legacy(run: _Run, request: mcp_types.CallToolRequest, progress: ProgressFnT | None) -> Any:
+async def _legacy(
+    run: _Run, request: mcp_types.CallToolRequest, progress: ProgressFnT | None
+) -> mcp_types.CallToolResult:
     """A task-augmented ``tools/call`` polled to its result (2025-11-25)."""
     session = run.session
     task_request = request.model_copy(
@@ -346,8 +347,7 @@ async def send(
     """
     session = client.session
     if runs_as_task(entry, ctx, client):
-        result: mcp_types.CallToolResult = await _legacy(_Run(ctx, entry, session), request, progress)
-        return result
+        return await _legacy(_Run(ctx, entry, session), request, progress)
     if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
         return await session.send_request(request, mcp_types.CallToolResult, progress_callback=progress)
     answer = await session.send_request(request, _CALL_OR_TASK, progress_callback=progress)
