@@ -14,7 +14,7 @@ import pytest
 from mcp import Client
 
 from _servers import FIXTURES, fixture_server
-from toolmesh import ErrorKind, TaskSupport, Text, ToolContext, ToolRegistry
+from toolmesh import ErrorKind, TaskSupport, Text, ToolContext, ToolRegistry, tool
 from toolmesh.mcp import MCP_RESULT, MCP_SERVER_LABEL, MCP_TASK_ID, MCP_WIRE_NAME, McpServer, _tasks
 from toolmesh.mcp._tasks import TasksExtension
 from toolmesh.providers import anthropic, openai
@@ -185,3 +185,23 @@ async def test_on_2026_input_nobody_gives_fails_the_call_and_cancels_the_task() 
     assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR
     assert "task 'task-1' was cancelled: it asked for input (elicitation/create) and got none" in result.error.message
     assert result.error.model_feedback == "The tool 't__ask' could not finish: it needed input that was not given."
+
+
+def test_the_poll_wait_is_the_servers_suggestion_bounded() -> None:
+    assert _tasks._wait(200) == 0.2
+    assert _tasks._wait(1) == _tasks.POLL_MIN == 0.05
+    assert _tasks._wait(600_000) == _tasks.POLL_MAX == 5.0
+    assert _tasks._wait(None) == 0.5  # no suggestion
+
+
+async def test_as_task_means_nothing_for_a_native_tool() -> None:
+    @tool
+    async def add(a: int, b: int) -> int:
+        """Add."""
+        return a + b
+
+    async with ToolRegistry() as registry:
+        registry.register(add)
+        assert registry["add"].capabilities.task_support is None
+        result = await registry.dispatch("add", {"a": 1, "b": 2}, ToolContext(as_task=True))
+    assert result.ok and result.output.structured == 3 and MCP_TASK_ID not in result.metadata
