@@ -167,7 +167,7 @@ class ProfileFace:
         finally:
             if token is not None:
                 otel_context.detach(token)
-        return call_result(turn.results[0], snapshot.get(params.name))
+        return call_result(turn.results[0])
 
     def _context(self, call: ToolCall, request: ServerRequestContext[Any, Any]) -> ToolContext[Any]:
         """The call's context: progress, elicitation and sampling reach the client that called."""
