@@ -28,6 +28,7 @@ from .._registry import ToolRegistry
 from ._catalog_view import CatalogView, row_rules
 from ._face import ProfileFace
 from ._http import HttpSettings, build_app
+from ._rounds import InputRounds
 from ._upstream import Upstream
 
 __all__ = ["McpGateway"]
@@ -95,13 +96,14 @@ class McpGateway:
         self._hooks = HookStack(hooks)
         rules = row_rules(self._hooks)
         upstream = Upstream(registry)
-        self._upstream = upstream
+        self._rounds = InputRounds()
         self._faces = {
             profile: ProfileFace(
                 profile,
                 CatalogView(registry, predicate, rules),
                 self._hooks,
                 upstream,
+                self._rounds,
                 name=name,
                 instructions=instructions,
             )
@@ -151,7 +153,7 @@ class McpGateway:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Keep the list-changed fan-out going for the block (nested uses share one)."""
+        """Keep the list-changed fan-out and the parked calls' tasks going for the block (nested uses share one)."""
         self._running += 1
         try:
             if self._running > 1:
@@ -159,9 +161,11 @@ class McpGateway:
                 return
             async with anyio.create_task_group() as group:
                 group.start_soon(self._fan_out, name="toolmesh gateway list-changed fan-out")
+                self._rounds.group = group
                 try:
                     yield
                 finally:
+                    self._rounds.group = None
                     group.cancel_scope.cancel()
         finally:
             self._running -= 1
