@@ -19,7 +19,7 @@ subscription bus.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -122,6 +122,7 @@ class ProfileFace:
         self.server: Server[Any] = _GatewayServer(
             name,
             instructions=instructions,
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen,
@@ -148,6 +149,11 @@ class ProfileFace:
         await self.bus.publish(ToolsListChanged())
 
     # -- tools -------------------------------------------------------------------
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """A row's input schema, for the SDK's ``Mcp-Param-*`` header checks (else it lists every page per call)."""
+        row = self.view.snapshot().get(name)
+        return row.definition.parameters if row is not None else None
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
