@@ -139,13 +139,18 @@ class ProfileFace:
         return await call_next(ctx)
 
     async def notify_tools_changed(self) -> None:
-        """Tell every connected client of this profile that its tool list changed."""
-        for session in self._sessions.all():
+        """Tell every connected client of this profile that its tool list changed (a slow one delays no other)."""
+
+        async def tell(session: ServerSession) -> None:
             with anyio.move_on_after(_NOTIFY_TIMEOUT):
                 try:
                     await session.send_tool_list_changed()
                 except Exception as exc:  # a client gone away: it no longer needs telling
                     logger.debug("profile %r: a client could not be told of a list change: %r", self.profile, exc)
+
+        async with anyio.create_task_group() as group:
+            for session in self._sessions.all():
+                group.start_soon(tell, session)
         await self.bus.publish(ToolsListChanged())
 
     # -- tools -------------------------------------------------------------------
