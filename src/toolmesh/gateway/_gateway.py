@@ -23,7 +23,7 @@ from .._errors import ConfigurationError
 from .._hook_actions import Hook
 from .._hook_stack import HookStack
 from .._registry import ToolRegistry
-from ._catalog_view import CatalogView, row_rules
+from ._catalog_view import CatalogView, row_rules, server_rules
 from ._face import ProfileFace
 from ._http import HttpSettings, build_app, session_managers
 from ._rounds import InputRounds
@@ -82,13 +82,13 @@ class McpGateway:
             predicates[profile] = predicate
         self.registry = registry
         self._hooks = HookStack(hooks)
-        rules = row_rules(self._hooks)
+        rules, servers = row_rules(self._hooks), server_rules(self._hooks)
         upstream = Upstream(registry)
         self._rounds = InputRounds()
         self._faces = {
             profile: ProfileFace(
                 profile,
-                CatalogView(registry, predicate, rules),
+                CatalogView(registry, predicate, rules, servers),
                 self._hooks,
                 upstream,
                 self._rounds,

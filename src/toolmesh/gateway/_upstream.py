@@ -12,7 +12,8 @@ Namespacing:
   same URI, the first in connection order serves it.
 
 A profile serves the resources and prompts of the servers it shows: the default
-profile every connected server, another profile the servers with a row in it. A server
+profile every connected server that ``AllowServers``/``DenyServers`` rules allow,
+another profile the servers with a row in it. A server
 that fails its listing is left out of that listing (and logged), not the whole answer.
 """
 
