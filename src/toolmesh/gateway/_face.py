@@ -4,10 +4,10 @@
 runs one ``ToolCall`` through ``run_tool_calls`` with the gateway's hooks (policy
 included) against the profile's snapshot, so a row outside the profile is unknown.
 The call's ``ToolContext`` reaches back to the client that made it: progress goes to
-that request (``notifications/progress`` under the client's token), elicitation and
-sampling become requests to that client (2025-11-25) or input rounds of the call
-(2026-07-28, ``_rounds``), and cancelling the request cancels the
-dispatch (and with it the upstream call). A request's W3C trace context (``_meta``'s
+that request (``notifications/progress`` under the client's token), so do the call's
+log messages (``notifications/message``); elicitation and sampling become requests to
+that client (2025-11-25) or input rounds of the call (2026-07-28, ``_rounds``); and
+cancelling the request cancels the dispatch (and with it the upstream call). A request's W3C trace context (``_meta``'s
 ``traceparent``) is the parent of the dispatch's span.
 
 Tool-list changes reach every client: handshake-era (2025-11-25) connections are
@@ -19,8 +19,9 @@ subscription bus.
 from __future__ import annotations
 
 import logging
+import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 import anyio
 import mcp_types
@@ -30,13 +31,14 @@ from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared._otel import extract_trace_context
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from .._calls import ToolCall
-from .._context import ElicitationRequest, SamplingRequest, ToolContext, new_call_id
+from .._context import ElicitationRequest, LogMessage, SamplingRequest, ToolContext, new_call_id
 from .._hook_stack import HookStack
 from .._turn import run_tool_calls
 from ._catalog_view import CatalogView
@@ -210,7 +212,7 @@ class ProfileFace:
         """The call's context: progress, elicitation and sampling reach the client that called."""
         meta = request.meta or {}
         progress = _progress_to(request.session) if meta.get("progress_token") is not None else None
-        ctx: ToolContext[Any] = ToolContext(call_id=call.id, progress=progress)
+        ctx: ToolContext[Any] = ToolContext(call_id=call.id, progress=progress, on_log=_log_to(request))
         if request.session.can_send_request:
             ctx.elicitation = _elicitation_to(request)
             ctx.sampling = _sampling_to(request)
@@ -222,6 +224,26 @@ def _progress_to(session: ServerSession) -> Callable[[float, float | None, str |
         await session.report_progress(value, total, message)
 
     return progress
+
+
+def _log_to(request: ServerRequestContext[Any, Any]) -> Callable[[LogMessage], Awaitable[None]]:
+    """The call's log messages (an upstream server's, during the call) go to the client, on the call's stream.
+
+    A 2026-07-28 client gets those at or above the level its request opted in to (none without).
+    """
+
+    async def log(message: LogMessage) -> None:
+        level = cast("mcp_types.LoggingLevel", message.level)
+        session, related = request.session, request.request_id
+        with warnings.catch_warnings():  # logging is deprecated in 2026-07-28 (SEP-2577), still served
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            sending = session.send_log_message(level, message.data, message.logger, related_request_id=related)
+        try:
+            await sending
+        except Exception as exc:  # the client went away: its call's logs need no reader
+            logger.debug("a log message of call %r could not be sent: %r", message.call_id, exc)
+
+    return log
 
 
 def _elicitation_to(
