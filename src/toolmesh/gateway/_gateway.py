@@ -8,6 +8,7 @@ does, and closes them when it is closed.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -31,6 +32,8 @@ from ._serving import Lifecycle, serve
 from ._upstream import Upstream
 
 __all__ = ["McpGateway"]
+
+logger = logging.getLogger("toolmesh.gateway")
 
 DEFAULT_PROFILE = "default"
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -137,7 +140,10 @@ class McpGateway:
             self._wake = anyio.Event()
             await self._wake.wait()
             for face in self._faces.values():
-                await face.notify_tools_changed()
+                try:
+                    await face.notify_tools_changed()
+                except Exception:  # one profile's failure must neither stop the fan-out nor the server
+                    logger.exception("profile %r: telling clients of a tool-list change failed", face.profile)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
