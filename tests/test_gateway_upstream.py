@@ -145,3 +145,15 @@ async def test_a_denied_servers_resources_and_prompts_are_not_served() -> None:
                     await downstream.read_resource("notes://static")
     assert "demo://readme" in uris and "notes://static" not in uris
     assert prompts == []
+
+
+async def test_an_unprefixed_servers_prompts_keep_their_own_names() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(McpServer.in_process("notes", _notes(), prefix=False))
+        async with serving(McpGateway(registry)) as url, client(url + "/mcp", "legacy") as downstream:
+            with anyio.fail_after(60):
+                names = [prompt.name for prompt in (await downstream.list_prompts()).prompts]
+                got = await downstream.get_prompt("summarize", {"topic": "tides"})
+                tools = [t.name for t in (await downstream.list_tools()).tools]
+    assert names == ["summarize"] and tools == ["noop"]  # named as the server's tools are
+    assert got.messages[0].content.text == "Please summarize tides."  # type: ignore[union-attr]
