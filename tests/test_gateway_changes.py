@@ -83,3 +83,20 @@ async def test_an_upstream_servers_new_tool_reaches_a_connected_client() -> None
     assert grown.content[0].text == "added fresh"  # type: ignore[union-attr]
     assert "demo__fresh" in names
     assert fresh.content[0].text == "fresh text=hi"  # type: ignore[union-attr]
+
+
+async def test_a_server_connecting_announces_resource_and_prompt_lists_too() -> None:
+    async with ToolRegistry() as registry:
+        gateway = McpGateway(registry)
+        async with serving(gateway) as url, client(url + "/mcp", "2026-07-28") as modern:
+            with anyio.fail_after(60):
+                async with modern.listen(resources_list_changed=True, prompts_list_changed=True) as subscription:
+                    await registry.connect(demo_in_process())
+                    kinds = []
+                    async for event in subscription:
+                        kinds.append(type(event).__name__)
+                        if len(kinds) == 2:
+                            break
+                uris = [str(r.uri) for r in (await modern.list_resources(cache_mode="refresh")).resources]
+    assert sorted(kinds) == ["PromptsListChanged", "ResourcesListChanged"]
+    assert "demo://readme" in uris

@@ -13,7 +13,8 @@ cancelling the request cancels the dispatch (and with it the upstream call). A r
 Tool-list changes reach every client: handshake-era (2025-11-25) connections are
 kept (``_Sessions``) and each is sent ``notifications/tools/list_changed``;
 2026-07-28 clients hear it on ``subscriptions/listen`` streams, through the face's
-subscription bus.
+subscription bus. A change of a server's rows (connected, refreshed, left) also
+announces the resource and prompt lists as changed.
 """
 
 from __future__ import annotations
@@ -29,7 +30,13 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp.shared._otel import extract_trace_context
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.message import ServerMessageMetadata
@@ -140,13 +147,20 @@ class ProfileFace:
             self._sessions.remember(ctx.session)
         return await call_next(ctx)
 
-    async def notify_tools_changed(self) -> None:
-        """Tell every connected client of this profile that its tool list changed (a slow one delays no other)."""
+    async def notify_changed(self, servers: bool) -> None:
+        """Tell every connected client of this profile that its tool list changed (a slow one delays no other).
+
+        With ``servers`` (a server connected, left or was refreshed), its resource and
+        prompt lists may have changed too, and clients are told so as well.
+        """
 
         async def tell(session: ServerSession) -> None:
             with anyio.move_on_after(_NOTIFY_TIMEOUT):
                 try:
                     await session.send_tool_list_changed()
+                    if servers:
+                        await session.send_resource_list_changed()
+                        await session.send_prompt_list_changed()
                 except Exception as exc:  # a client gone away: it no longer needs telling
                     logger.debug("profile %r: a client could not be told of a list change: %r", self.profile, exc)
 
@@ -154,6 +168,9 @@ class ProfileFace:
             for session in self._sessions.all():
                 group.start_soon(tell, session)
         await self.bus.publish(ToolsListChanged())
+        if servers:
+            await self.bus.publish(ResourcesListChanged())
+            await self.bus.publish(PromptsListChanged())
 
     # -- tools -------------------------------------------------------------------
 

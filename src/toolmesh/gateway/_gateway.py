@@ -101,6 +101,7 @@ class McpGateway:
             for profile, predicate in predicates.items()
         }
         self._wake: anyio.Event | None = None
+        self._servers_changed = False
         self._running = 0
         self._unsubscribe = registry.on_change(self._changed)
 
@@ -131,6 +132,7 @@ class McpGateway:
     def _changed(self, change: CatalogChange) -> None:
         for face in self._faces.values():
             face.view.invalidate()
+        self._servers_changed = self._servers_changed or change.server is not None
         if self._wake is not None:
             self._wake.set()
 
@@ -139,9 +141,10 @@ class McpGateway:
         while True:
             self._wake = anyio.Event()
             await self._wake.wait()
+            servers, self._servers_changed = self._servers_changed, False
             for face in self._faces.values():
                 try:
-                    await face.notify_tools_changed()
+                    await face.notify_changed(servers)
                 except Exception:  # one profile's failure must neither stop the fan-out nor the server
                     logger.exception("profile %r: telling clients of a tool-list change failed", face.profile)
 
