@@ -11,7 +11,7 @@ import mcp_types
 import pytest
 from pydantic import BaseModel
 
-from _gateway import serving
+from _gateway import client, serving
 from _mcp import demo_in_process
 from toolmesh import (
     Entry,
@@ -178,3 +178,13 @@ async def test_an_upstream_answer_passes_through_unless_a_hook_changed_what_the_
     assert [block.type for block in image.content] == ["image", "text"]  # the server's own blocks, as they came
     assert redacted.content[0].text == "[redacted]"  # type: ignore[union-attr]
     assert redacted.structured_content is None  # the hidden value does not leak through structuredContent
+
+
+async def test_a_passed_through_answer_names_the_gateway_not_the_upstream_server() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_in_process(protocol="2026-07-28"))  # its answers carry its serverInfo
+        async with serving(McpGateway(registry, name="front")) as url, client(url + "/mcp", "2026-07-28") as downstream:
+            with anyio.fail_after(60):
+                echoed = await downstream.call_tool("demo__echo", {"text": "who"})
+    assert echoed.content[0].text == "who"  # type: ignore[union-attr]
+    assert echoed.meta is not None and echoed.meta["io.modelcontextprotocol/serverInfo"]["name"] == "front"
