@@ -157,3 +157,12 @@ async def test_an_unprefixed_servers_prompts_keep_their_own_names() -> None:
                 tools = [t.name for t in (await downstream.list_tools()).tools]
     assert names == ["summarize"] and tools == ["noop"]  # named as the server's tools are
     assert got.messages[0].content.text == "Please summarize tides."  # type: ignore[union-attr]
+
+
+async def test_a_read_resource_names_the_gateway_not_the_upstream_server() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_in_process(protocol="2026-07-28"))
+        async with serving(McpGateway(registry, name="front")) as url, client(url + "/mcp", "2026-07-28") as downstream:
+            with anyio.fail_after(60):
+                read = await downstream.read_resource("demo://readme")
+    assert read.meta is not None and read.meta["io.modelcontextprotocol/serverInfo"]["name"] == "front"

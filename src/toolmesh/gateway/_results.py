@@ -17,7 +17,7 @@ metadata):
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types
 
@@ -37,7 +37,7 @@ from .._output import _block_text as block_text
 from .._result import Disposition, ToolResult
 from ..mcp._convert import error_text
 
-__all__ = ["call_result", "content_block", "content_blocks"]
+__all__ = ["call_result", "content_block", "content_blocks", "own_hop"]
 
 
 def content_block(block: ContentBlock) -> mcp_types.ContentBlock:
@@ -91,8 +91,11 @@ _RESERVED = "io.modelcontextprotocol/"
 server's ``serverInfo``, ...), never the gateway's answer."""
 
 
-def _own_hop(raw: mcp_types.CallToolResult) -> mcp_types.CallToolResult:
-    """``raw`` without the upstream hop's reserved ``_meta`` keys."""
+R = TypeVar("R", bound=mcp_types.Result)
+
+
+def own_hop(raw: R) -> R:
+    """An upstream answer without that hop's reserved ``_meta`` keys (its ``serverInfo``, ...)."""
     meta = raw.meta
     if not meta or not any(key.startswith(_RESERVED) for key in meta):
         return raw
@@ -106,9 +109,9 @@ def _passthrough(result: ToolResult) -> mcp_types.CallToolResult | None:
     if not isinstance(raw, mcp_types.CallToolResult):
         return None
     if result.disposition is Disposition.SUCCEEDED and not raw.is_error:
-        return _own_hop(raw) if result.presentation is presentation_of(result.output) else None
+        return own_hop(raw) if result.presentation is presentation_of(result.output) else None
     if result.disposition is Disposition.FAILED and raw.is_error:
-        return _own_hop(raw) if result.presentation.as_text() == error_text(raw) else None
+        return own_hop(raw) if result.presentation.as_text() == error_text(raw) else None
     return None
 
 

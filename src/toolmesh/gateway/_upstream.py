@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 
 from .._errors import ConfigurationError, ErrorKind, ToolExecutionError
 from .._registry import ToolRegistry
+from ._results import own_hop
 
 __all__ = ["PAGE_SIZE", "Upstream", "page"]
 
@@ -77,16 +78,23 @@ class Upstream:
         self._prompts: dict[str, tuple[str, str]] = {}
         """Served prompt name -> (server label, the server's own prompt name), from the listings."""
 
+    def _declares(self, label: str, capability: str) -> bool | None:
+        """Whether server ``label`` declared ``capability``; None when its capabilities are unknown.
+
+        A client pinned to 2026-07-28 skips ``server/discover`` and learns no capability
+        at all (not even ``tools``): such a server is asked, and its refusal is not news.
+        """
+        try:
+            capabilities = self._registry.connection(label).capabilities
+        except ConfigurationError:  # disconnected meanwhile
+            return False
+        if capabilities is None or not capabilities.model_dump(exclude_none=True):
+            return None
+        return getattr(capabilities, capability) is not None
+
     def _having(self, servers: Servers, capability: str) -> list[str]:
         labels = []
-        for label in servers():
-            try:
-                capabilities = self._registry.connection(label).capabilities
-            except ConfigurationError:  # disconnected meanwhile
-                continue
-            if capabilities is not None and getattr(capabilities, capability) is not None:
-                labels.append(label)
-        return labels
+        return [label for label in servers() if self._declares(label, capability) is not False]
 
     async def _gather(self, labels: list[str], what: str, fetch: Callable[[str], Awaitable[list[T]]]) -> list[T]:
         found: list[T] = []
@@ -94,7 +102,10 @@ class Upstream:
             try:
                 found.extend(await fetch(label))
             except (ToolExecutionError, ConfigurationError) as exc:
-                logger.warning("MCP server %r left out of %s: %s", label, what, exc)
+                declared = isinstance(exc, ToolExecutionError) and self._declares(label, what.split("/")[0])
+                logger.log(
+                    logging.WARNING if declared else logging.DEBUG, "MCP server %r left out of %s: %s", label, what, exc
+                )
         return found
 
     def _prompt_name(self, label: str, name: str) -> str:
@@ -145,7 +156,8 @@ class Upstream:
             ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
         ) -> mcp_types.ReadResourceResult:
             uri = str(params.uri)
-            return await self._routed(servers, uri, lambda label: self._registry.read_resource_result(label, uri))
+            read = await self._routed(servers, uri, lambda label: self._registry.read_resource_result(label, uri))
+            return own_hop(read)
 
         async def subscribe(
             ctx: ServerRequestContext[Any, Any], params: mcp_types.SubscribeRequestParams
@@ -181,7 +193,7 @@ class Upstream:
                 raise MCPError(mcp_types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
             label, name = found
             try:
-                return await self._registry.get_prompt(label, name, params.arguments)
+                return own_hop(await self._registry.get_prompt(label, name, params.arguments))
             except ToolExecutionError as exc:
                 raise _mcp_error(exc, mcp_types.INVALID_PARAMS) from None
 
