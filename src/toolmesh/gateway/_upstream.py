@@ -93,7 +93,6 @@ class Upstream:
         return getattr(capabilities, capability) is not None
 
     def _having(self, servers: Servers, capability: str) -> list[str]:
-        labels = []
         return [label for label in servers() if self._declares(label, capability) is not False]
 
     async def _gather(self, labels: list[str], what: str, fetch: Callable[[str], Awaitable[list[T]]]) -> list[T]:
