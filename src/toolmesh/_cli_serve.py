@@ -52,6 +52,7 @@ from .mcp._config import DEFAULT_MAX_CONFIG_BYTES
 __all__ = ["BUNDLED_CONFIG", "check", "config_path", "serve"]
 
 _T = TypeVar("_T")
+_STOPPING = "stopping: closing the client sessions, the upstream sessions and the servers… (again: kill them now)"
 
 BUNDLED_CONFIG = Path(__file__).resolve().parents[2] / "examples" / "toolmesh.json"
 """The example config of the source tree: the example tools and MCP server, nothing from the network."""
@@ -108,7 +109,7 @@ async def _guarded(work: Callable[[str | None], Awaitable[_T]], log_path: str | 
     async with anyio.create_task_group() as watcher:
         with _cli_processes.interrupts(signal.SIGINT, signal.SIGTERM) as signals:
             if signals is not None:
-                watcher.start_soon(_cli_processes.watch_interrupts, signals, work_scope, _note)
+                watcher.start_soon(_cli_processes.watch_interrupts, signals, work_scope, _note, _STOPPING)
             try:
                 with work_scope:
                     result.append(await work(log_path))
