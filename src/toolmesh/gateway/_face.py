@@ -29,7 +29,6 @@ from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared._otel import extract_trace_context
-from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
@@ -41,14 +40,12 @@ from .._hook_stack import HookStack
 from .._turn import run_tool_calls
 from ._catalog_view import CatalogView
 from ._results import call_result
-from ._upstream import Upstream
+from ._upstream import Upstream, page
 
 __all__ = ["ProfileFace"]
 
 logger = logging.getLogger("toolmesh.gateway")
 
-PAGE_SIZE = 500
-"""Tools per ``tools/list`` page."""
 _NOTIFY_TIMEOUT = 10.0
 """Seconds one client may take to accept a list-changed notification before it is skipped."""
 
@@ -98,14 +95,6 @@ class _Sessions:
         return list(self._by_connection.values())
 
 
-def _cursor_offset(cursor: str | None, total: int) -> int:
-    if cursor is None:
-        return 0
-    if not cursor.isdigit() or int(cursor) > total:
-        raise MCPError(mcp_types.INVALID_PARAMS, f"invalid cursor {cursor[:40]!r}: list again from the start")
-    return int(cursor)
-
-
 class ProfileFace:
     """One profile served as an MCP server: its ``server`` and its list-changed fan-out."""
 
@@ -132,7 +121,7 @@ class ProfileFace:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen,
-            **upstream.handlers(),
+            **upstream.handlers(view.servers),
         )
         self.server.middleware.append(self._remember)
 
@@ -159,11 +148,8 @@ class ProfileFace:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
-        tools = self.view.tools()
-        start = _cursor_offset(params.cursor if params is not None else None, len(tools))
-        end = start + PAGE_SIZE
-        next_cursor = str(end) if end < len(tools) else None
-        return mcp_types.ListToolsResult(tools=tools[start:end], next_cursor=next_cursor)
+        tools, next_cursor = page(self.view.tools(), params.cursor if params is not None else None)
+        return mcp_types.ListToolsResult(tools=tools, next_cursor=next_cursor)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
@@ -181,7 +167,7 @@ class ProfileFace:
         finally:
             if token is not None:
                 otel_context.detach(token)
-        return call_result(turn.results[0], snapshot.get(params.name))
+        return call_result(turn.results[0])
 
     def _context(self, call: ToolCall, request: ServerRequestContext[Any, Any]) -> ToolContext[Any]:
         """The call's context: progress, elicitation and sampling reach the client that called."""
