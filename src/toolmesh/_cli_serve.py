@@ -289,9 +289,15 @@ def serve(
                 _note(f"serving the profile {settings.profile!r} ({sizes[settings.profile]} tools) over stdio")
                 await gateway.run_stdio(settings.profile)
             else:
-                await gateway.serve_http(
-                    http, on_ready=lambda base: _announce(base, settings, gateway_config, registry, sizes)
-                )
+                try:
+                    await gateway.serve_http(
+                        http, on_ready=lambda base: _announce(base, settings, gateway_config, registry, sizes)
+                    )
+                except OSError as exc:
+                    raise ConfigurationError(
+                        f"cannot listen on {http.host}:{http.port} ({exc.strerror or exc}); "
+                        "is another gateway running there? Give another --port (0: any free one)"
+                    ) from None
         return True
 
     run_guarded(sources, work)
