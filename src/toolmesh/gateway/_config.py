@@ -30,7 +30,7 @@ from ..mcp._config_files import read_json, servers_of
 from ._config_keys import DocumentKeys, PolicyKeys, ProfileKeys, ServeKeys, validate
 from ._http import BearerToken, HttpSettings, is_loopback
 from ._profiles import DEFAULT_PROFILE, PROFILE_NAME, Profile
-from ._tokens import TokenSource, read_tokens
+from ._tokens import TokenSource, read_tokens, refuse_literal_tokens
 
 __all__ = ["GatewayConfig", "ServeSettings"]
 
@@ -111,7 +111,7 @@ class GatewayConfig:
             raise ServerConfigError(
                 "the config must be a JSON object", fix='Use {"mcpServers": {...}, "native": [...]}', origin=origin
             )
-        _refuse_literal_tokens(document, origin)
+        refuse_literal_tokens(document, origin)
         keys = validate(document, origin)
         servers = _servers(keys, document, folder, origin, max_bytes)
         profiles = _profiles(keys.profiles, origin)
@@ -136,30 +136,6 @@ class GatewayConfig:
         for index, spec in enumerate(self.native):
             add_native(registry, spec, where=f"{origin}key 'native[{index}]'")
         return registry
-
-
-def _refuse_literal_tokens(document: dict[str, Any], origin: str) -> None:
-    serve = document.get("serve")
-    auth = serve.get("auth") if isinstance(serve, dict) else None
-    if isinstance(auth, dict) and "token" in auth:
-        key = "serve.auth.token"
-    elif isinstance(auth, dict) and isinstance(auth.get("tokens"), list):
-        found = [
-            i for i, t in enumerate(auth["tokens"]) if isinstance(t, str) or (isinstance(t, dict) and "token" in t)
-        ]
-        if not found:
-            return
-        item = auth["tokens"][found[0]]
-        key = f"serve.auth.tokens[{found[0]}]" + (".token" if isinstance(item, dict) else "")
-    else:
-        return
-    raise ServerConfigError(
-        "a token is never written in the config file (files get shared, committed and logged)",
-        key=key,
-        fix='Put it in an environment variable and write {"env": "TOOLMESH_TOKEN"}, '
-        'or in a file only you can read and write {"file": "path/to/token"}',
-        origin=origin,
-    )
 
 
 def _servers(
@@ -194,12 +170,12 @@ def _servers(
                     origin=origin,
                 )
             owners[spec.label] = str(included)
-            servers.append(_in_folder(spec, included.resolve().parent))
+            servers.append(spec)  # another host's file: its servers run as that host runs them
     return servers
 
 
 def _in_folder(spec: McpServer, folder: Path) -> McpServer:
-    """A stdio server runs in its file's folder (a relative ``cwd`` too), with this Python for ``python``."""
+    """A stdio server of toolmesh.json runs in its folder (a relative ``cwd`` too), with this Python for ``python``."""
     if spec.transport != "stdio":
         return spec
     changes: dict[str, Any] = {"cwd": os.fspath(folder / spec.cwd) if spec.cwd is not None else os.fspath(folder)}
