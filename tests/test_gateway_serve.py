@@ -166,3 +166,25 @@ async def test_a_claude_desktop_style_stdio_entry_starts_the_gateway() -> None:
     }
     with anyio.fail_after(_WAIT):
         assert await _as_a_configured_host({"mcpServers": {"toolmesh": entry}}) == "Oslo: 2.0 celsius"
+
+
+def test_over_stdio_stdout_carries_only_the_protocol(tmp_path: Path) -> None:
+    (tmp_path / "chatty.py").write_text(
+        'print("loading chatty tools...")\n\nfrom toolmesh import tool\n\n\n'
+        "@tool\ndef ping() -> str:\n    return 'pong'\n\n\ntools = [ping]\n"
+    )
+    (tmp_path / "toolmesh.json").write_text(json.dumps({"native": ["chatty.py:tools"]}))
+    # No client: stdin ends at once, so the gateway starts, serves nothing and ends; stdout must stay empty.
+    done = subprocess.run(
+        [*TOOLMESH, "serve", "--transport", "stdio"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=tmp_path,
+        timeout=_WAIT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert "loading chatty tools..." in done.stderr
+    assert "serving the profile 'default' (1 tool) over stdio" in done.stderr

@@ -286,7 +286,8 @@ def serve(
             sizes = _profile_sizes(registry, gateway_config)
             if http is None:
                 _note(_catalog_line(registry, sizes))
-                _note(f"serving the profile {settings.profile!r} ({sizes[settings.profile]} tools) over stdio")
+                size = sizes[settings.profile]
+                _note(f"serving the profile {settings.profile!r} ({size} tool{'s' * (size != 1)}) over stdio")
                 await gateway.run_stdio(settings.profile)
             else:
                 try:
