@@ -5,7 +5,8 @@ runs one ``ToolCall`` through ``run_tool_calls`` with the gateway's hooks (polic
 included) against the profile's snapshot, so a row outside the profile is unknown.
 The call's ``ToolContext`` reaches back to the client that made it: progress goes to
 that request (``notifications/progress`` under the client's token), elicitation and
-sampling become requests to that client, and cancelling the request cancels the
+sampling become requests to that client (2025-11-25) or input rounds of the call
+(2026-07-28, ``_rounds``), and cancelling the request cancels the
 dispatch (and with it the upstream call). A request's W3C trace context (``_meta``'s
 ``traceparent``) is the parent of the dispatch's span.
 
@@ -18,7 +19,7 @@ subscription bus.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio
@@ -40,6 +41,7 @@ from .._hook_stack import HookStack
 from .._turn import run_tool_calls
 from ._catalog_view import CatalogView
 from ._results import call_result
+from ._rounds import InputRounds
 from ._upstream import Upstream, page
 
 __all__ = ["ProfileFace"]
@@ -104,6 +106,7 @@ class ProfileFace:
         view: CatalogView,
         hooks: HookStack,
         upstream: Upstream,
+        rounds: InputRounds,
         *,
         name: str,
         instructions: str | None,
@@ -111,6 +114,7 @@ class ProfileFace:
         self.profile = profile
         self.view = view
         self._hooks = hooks
+        self._rounds = rounds
         self._sessions = _Sessions()
         self.bus = InMemorySubscriptionBus()
         """Where 2026-07-28 ``subscriptions/listen`` streams hear of changes."""
@@ -118,6 +122,7 @@ class ProfileFace:
         self.server: Server[Any] = _GatewayServer(
             name,
             instructions=instructions,
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen,
@@ -134,16 +139,26 @@ class ProfileFace:
         return await call_next(ctx)
 
     async def notify_tools_changed(self) -> None:
-        """Tell every connected client of this profile that its tool list changed."""
-        for session in self._sessions.all():
+        """Tell every connected client of this profile that its tool list changed (a slow one delays no other)."""
+
+        async def tell(session: ServerSession) -> None:
             with anyio.move_on_after(_NOTIFY_TIMEOUT):
                 try:
                     await session.send_tool_list_changed()
                 except Exception as exc:  # a client gone away: it no longer needs telling
                     logger.debug("profile %r: a client could not be told of a list change: %r", self.profile, exc)
+
+        async with anyio.create_task_group() as group:
+            for session in self._sessions.all():
+                group.start_soon(tell, session)
         await self.bus.publish(ToolsListChanged())
 
     # -- tools -------------------------------------------------------------------
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """A row's input schema, for the SDK's ``Mcp-Param-*`` header checks (else it lists every page per call)."""
+        row = self.view.snapshot().get(name)
+        return row.definition.parameters if row is not None else None
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
@@ -153,17 +168,39 @@ class ProfileFace:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        if params.request_state is not None or self._asks_in_rounds(ctx):
+            return await self._rounds.call(params, lambda arm: self._dispatch(ctx, params, arm))
+        return await self._dispatch(ctx, params, None)
+
+    def _asks_in_rounds(self, ctx: ServerRequestContext[Any, Any]) -> bool:
+        """Whether this call's questions go back as input rounds: a 2026-07-28 client that can answer some."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS or self._rounds.group is None:
+            return False
+        capabilities = ctx.session.client_capabilities
+        return capabilities is not None and (capabilities.elicitation is not None or capabilities.sampling is not None)
+
+    async def _dispatch(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: mcp_types.CallToolRequestParams,
+        arm: Callable[[ToolContext[Any]], None] | None,
     ) -> mcp_types.CallToolResult:
         snapshot = self.view.snapshot()
         call = ToolCall.from_arguments(new_call_id(), params.name, params.arguments)
+
+        def context(call: ToolCall) -> ToolContext[Any]:
+            tool_ctx = self._context(call, ctx)
+            if arm is not None:
+                arm(tool_ctx)
+            return tool_ctx
+
         parent = extract_trace_context(ctx.meta)
         token = None
         if parent is not None and not trace.get_current_span().get_span_context().is_valid:
             token = otel_context.attach(parent)  # the SDK's own span is off: continue the caller's trace here
         try:
-            turn = await run_tool_calls(
-                snapshot, [call], ctx_factory=lambda c: self._context(c, ctx), hooks=self._hooks, max_concurrency=1
-            )
+            turn = await run_tool_calls(snapshot, [call], ctx_factory=context, hooks=self._hooks, max_concurrency=1)
         finally:
             if token is not None:
                 otel_context.detach(token)
