@@ -50,6 +50,7 @@ __all__ = ["InFlight", "InFlightCall", "call_wants_logs", "no_current_call"]
 
 logger = logging.getLogger("toolmesh.mcp")
 
+_KINDS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling"}
 _CURRENT: ContextVar[InFlightCall | None] = ContextVar("toolmesh_mcp_call", default=None)
 
 
@@ -79,7 +80,8 @@ class InFlightCall:
     table: InFlight | None = None
     _answering: set[anyio.CancelScope] = field(default_factory=set)
 
-    def _note(self, note: dict[str, Any]) -> None:
+    def note(self, note: dict[str, Any]) -> None:
+        """Record on the call's metadata (``mcp.asked``) what its server asked."""
         self.metadata.setdefault(MCP_ASKED, []).append(note)
 
     async def answer(
@@ -94,7 +96,7 @@ class InFlightCall:
         """
         secrets = self.table.secrets if self.table is not None else None
         if isinstance(request, mcp_types.ListRootsRequest):
-            self._note({"kind": "roots", "answered": False, "reason": "toolmesh offers no roots"})
+            self.note({"kind": "roots", "answered": False, "reason": "toolmesh offers no roots"})
             raise ToolExecutionError(
                 f"MCP server {self.server!r} asked for roots (roots/list), which toolmesh does not offer",
                 kind=ErrorKind.UPSTREAM_ERROR,
@@ -116,7 +118,7 @@ class InFlightCall:
             note = {"kind": "sampling", "message": _first_text(sampling)}
             asked = SamplingRequest(sampling, self.call_id, self.tool_name, self.server)
             callback, expected, what = self.sampling, mcp_types.CreateMessageResult, "a sampling request"
-        self._note(note)
+        self.note(note)
         if callback is None:
             note.update(answered=False, reason="no callback")
             raise no_callback(asked)
@@ -236,6 +238,8 @@ class InFlight:
         call = self.find()
         if isinstance(call, str):
             logger.warning("MCP server %r sent %s that toolmesh refused: %s", self.label, what, call)
+            for candidate in self._calls:  # each may be the one that asked: tell them all it was refused
+                candidate.note({"kind": _KINDS[request.method], "answered": False, "reason": call})
             return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=f"toolmesh: {call}")
         try:
             return await call.answer(request)
