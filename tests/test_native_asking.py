@@ -80,11 +80,8 @@ async def test_ctx_sample_builds_a_sampling_request_from_a_string() -> None:
     result = await registry.dispatch("summarize", {"text": "x"}, ToolContext(call_id="n3", sampling=mine.sample))
     assert result.output.as_text() == "mine says hi" and host.asked == []
     [asked] = mine.asked
-    assert isinstance(asked, SamplingRequest) and (asked.call_id, asked.tool_name, asked.server) == (
-        "n3",
-        "summarize",
-        None,
-    )
+    assert isinstance(asked, SamplingRequest)
+    assert (asked.call_id, asked.tool_name, asked.server) == ("n3", "summarize", None)
     assert (asked.params.max_tokens, asked.params.system_prompt) == (20, "One line.")
     [message] = asked.params.messages
     assert message.role == "user" and isinstance(message.content, mcp_types.TextContent)
