@@ -248,3 +248,16 @@ async def test_over_stdio_2025_one_call_is_routed_and_two_at_once_are_refused_no
         assert notes and all(
             n["kind"] == "elicitation" and not n["answered"] and "2 calls" in n["reason"] for n in notes
         )
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_over_stdio_the_request_reaches_the_callback_with_the_spec_s_secrets_masked(protocol: str) -> None:
+    secret = "s3cr3t-elicit-token-91"
+    host = Recorder("host")
+    async with ToolRegistry(elicitation=host.elicit) as registry:
+        await registry.connect(asking_stdio(protocol, env={"FIXTURE_API_TOKEN": secret}))
+        result = await registry.dispatch("ask__ask_form", {"message": f"Is {secret} yours?"}, ToolContext(call_id="s"))
+    assert answer_of(result)["content"] == {"name": "host:s"}
+    [asked] = host.asked
+    assert asked.params.message == "Is *** yours?" and asked.call_id == "s"
+    assert result.metadata[MCP_ASKED][0]["message"] == "Is *** yours?"

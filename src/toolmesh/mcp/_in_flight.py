@@ -30,10 +30,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import anyio
 import mcp_types
+import pydantic
 
 from .._asking import describe_elicitation, no_callback
 from .._context import ElicitationRequest, LogMessage, SamplingRequest
@@ -50,6 +51,7 @@ __all__ = ["InFlight", "InFlightCall", "call_wants_logs", "no_current_call"]
 
 logger = logging.getLogger("toolmesh.mcp")
 
+_P = TypeVar("_P", bound=pydantic.BaseModel)
 _KINDS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling"}
 _CURRENT: ContextVar[InFlightCall | None] = ContextVar("toolmesh_mcp_call", default=None)
 
@@ -94,7 +96,6 @@ class InFlightCall:
             ToolExecutionError: the callback raised, answered with the wrong type, or was
                 still running when the call ended; or the server asked for roots.
         """
-        secrets = self.table.secrets if self.table is not None else None
         if isinstance(request, mcp_types.ListRootsRequest):
             self.note({"kind": "roots", "answered": False, "reason": "toolmesh offers no roots"})
             raise ToolExecutionError(
@@ -103,7 +104,7 @@ class InFlightCall:
                 model_feedback=f"The tool {self.tool_name!r} asked for something this host does not offer.",
             )
         if isinstance(request, mcp_types.ElicitRequest):
-            params = secrets.redact_model(request.params) if secrets else request.params
+            params = self._redacted(request.params)
             note: dict[str, Any] = {"kind": "elicitation", "mode": params.mode, "message": params.message}
             if isinstance(params, mcp_types.ElicitRequestURLParams):
                 note["url"] = params.url
@@ -114,7 +115,7 @@ class InFlightCall:
             expected: type[Any] = mcp_types.ElicitResult
             what = f"an elicitation ({describe_elicitation(params)})"
         else:
-            sampling = secrets.redact_model(request.params) if secrets else request.params
+            sampling = self._redacted(request.params)
             note = {"kind": "sampling", "message": _first_text(sampling)}
             asked = SamplingRequest(sampling, self.call_id, self.tool_name, self.server)
             callback, expected, what = self.sampling, mcp_types.CreateMessageResult, "a sampling request"
@@ -136,6 +137,18 @@ class InFlightCall:
             return result
         note["model"] = result.model
         return cast("mcp_types.CreateMessageResult", result)
+
+    def _redacted(self, params: _P) -> _P:
+        """A request's params with the spec's secrets starred out (they go to the user or a model)."""
+        secrets = self.table.secrets if self.table is not None else None
+        if secrets is None:
+            return params
+        try:
+            return secrets.redact_model(params)
+        except ValueError as exc:
+            raise ToolExecutionError(
+                f"MCP server {self.server!r}: {exc}", kind=ErrorKind.UPSTREAM_ERROR, cause=exc
+            ) from exc
 
     async def _run(self, callback: Any, asked: Any, what: str, note: dict[str, Any]) -> Any:
         """Run a callback, bounded by the call: when the call ends, a running callback is cancelled."""
