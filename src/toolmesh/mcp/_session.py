@@ -17,6 +17,10 @@ While the session is up it also watches for tool-list changes:
 ``subscriptions/listen`` stream on 2026-07-28 sessions whose server advertises
 ``tools.listChanged`` (re-opened after a drop, with a change reported, since events are
 not replayed).
+
+The server's requests to the client (elicitation, sampling; declared only for the
+registry's default callbacks) and its log messages go to the call that caused them
+through the session's ``InFlight`` table (``_in_flight``).
 """
 
 from __future__ import annotations
