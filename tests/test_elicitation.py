@@ -9,7 +9,7 @@ import mcp_types
 import pytest
 
 from _asking import PROTOCOLS, Recorder, answer_of, asking_http, asking_in_process, asking_stdio
-from _mcp import everything_stdio
+from _mcp import everything_stdio, wait_until
 from _servers import http_server
 from toolmesh import ElicitationRequest, ErrorKind, NoCallbackError, ToolContext, ToolRegistry
 from toolmesh.mcp import MCP_ASKED
@@ -261,3 +261,14 @@ async def test_over_stdio_the_request_reaches_the_callback_with_the_spec_s_secre
     [asked] = host.asked
     assert asked.params.message == "Is *** yours?" and asked.call_id == "s"
     assert result.metadata[MCP_ASKED][0]["message"] == "Is *** yours?"
+
+
+async def test_a_2026_header_mismatch_fails_the_call_and_refreshes_the_server_s_rows() -> None:
+    """No hidden re-listing inside the call: the call fails, the rows (and the session's listing) are refreshed."""
+    async with ToolRegistry() as registry:
+        await registry.connect(asking_in_process("2026-07-28"))
+        assert "ask__fresh" not in registry
+        result = await registry.dispatch("ask__mismatch", {})
+        assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR
+        await wait_until(lambda: "ask__fresh" in registry, seconds=30)
+        assert (await registry.dispatch("ask__fresh", {})).ok

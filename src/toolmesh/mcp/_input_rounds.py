@@ -13,8 +13,10 @@ resends the call with the answers and the echoed ``requestState``; a result carr
 state is resent after a short backoff. At most ``MAX_ROUNDS`` rounds: past that the call
 fails (``upstream_error``) saying so. A request no callback answers, or whose callback
 fails, fails the call at once (2026-07-28 has no way to answer one request with an
-error). Unlike ``Client.call_tool``, a ``HEADER_MISMATCH`` rejection is not followed by a
-hidden re-listing and resend: it fails the call like any protocol error.
+error). Unlike ``Client.call_tool``, a ``HEADER_MISMATCH`` rejection (the server's schema
+of the tool differs from the one this session listed) is not followed by a re-listing and
+resend inside the call: it fails the call like any protocol error and starts a refresh of
+the server's rows (which also renews the session's listing), so later calls are sent right.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from typing import TYPE_CHECKING, Any, cast
 
 import anyio
 import mcp_types
+from mcp.shared.exceptions import MCPError
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
@@ -78,7 +81,12 @@ async def send_call(
                 params=mcp_types.CallToolRequestParams(name=entry.wire_name, arguments=arguments)
             )
             return await client.session.send_request(request, mcp_types.CallToolResult, progress_callback=progress)
-        return await _rounds(session, entry, arguments, call, progress)
+        try:
+            return await _rounds(session, entry, arguments, call, progress)
+        except MCPError as exc:
+            if exc.code == mcp_types.HEADER_MISMATCH:
+                session.on_tools_changed()  # the listing this session knows is stale: refresh it for later calls
+            raise
 
 
 async def _rounds(
