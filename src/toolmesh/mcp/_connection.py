@@ -302,9 +302,9 @@ class McpConnection:
         """Send ``tools/call`` with the row's wire name; the raw result goes on ``ctx.metadata``.
 
         Through the SDK session's ``send_request`` (``_input_rounds.send_call``, which answers
-        input rounds and runs a task to its result), not ``Client.call_tool``, which checks ``structuredContent`` with backtracking
-        ``re`` and may first send its own ``tools/list``: the row checks it (``check_output``,
-        RE2). Every failure's text names the row (the tool the model called), not the wire name.
+        input rounds and runs a task to its result), not ``Client.call_tool``, which checks
+        ``structuredContent`` with backtracking ``re`` and may first send its own ``tools/list``:
+        the row checks it (``check_output``, RE2). Failures name the row the model called.
 
         Raises:
             ToolExecutionError: ``upstream_error`` for an ``isError`` result (the server's
