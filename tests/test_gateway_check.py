@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import socket
 import sys
 from pathlib import Path
 
@@ -66,3 +67,34 @@ def test_without_config_the_local_file_then_the_bundled_example_is_used(
     (tmp_path / "toolmesh.json").write_text("{}")
     assert config_path(None) == Path("toolmesh.json")
     assert config_path(Path("other.json")) == Path("other.json")
+
+
+# -- serve refuses before it serves --------------------------------------------------------------
+
+
+def _native_only(tmp_path: Path) -> Path:
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps({"native": [f"{EXAMPLES / 'tools.py'}:registry"], "profiles": {"reader": {}}}))
+    return path
+
+
+def test_serve_refuses_a_public_host_without_tokens(tmp_path: Path) -> None:
+    done = CliRunner().invoke(app, ["serve", "-c", str(_native_only(tmp_path)), "--host", "0.0.0.0"])
+    assert done.exit_code == 2
+    assert "serving on '0.0.0.0' without tokens" in done.stderr
+
+
+def test_serve_names_an_unknown_profile(tmp_path: Path) -> None:
+    done = CliRunner().invoke(app, ["serve", "-c", str(_native_only(tmp_path)), "--profile", "raeder"])
+    assert done.exit_code == 2
+    assert "--profile 'raeder': no such profile; the profiles are default, reader" in done.stderr
+
+
+def test_serve_on_a_port_in_use_says_so(tmp_path: Path) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        done = CliRunner().invoke(app, ["serve", "-c", str(_native_only(tmp_path)), "--port", str(port)])
+    assert done.exit_code == 2, done.output
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Give another --port" in done.stderr

@@ -23,6 +23,8 @@ from mcp.client.stdio import StdioServerParameters
 from _gateway import client
 from _mcp import child_pids
 from _servers import ROOT
+from toolmesh import ToolRegistry
+from toolmesh.mcp import McpServer
 
 EXAMPLES = ROOT / "examples"
 TOKEN = "test-gateway-token-0123456789abcdef"
@@ -82,6 +84,17 @@ async def _list_and_call(url: str, token: str) -> tuple[list[str], str, str]:
     return names, json.dumps(native.structured_content), proxied.content[0].text  # type: ignore[union-attr]
 
 
+async def _as_a_configured_host(document: dict[str, object]) -> str:
+    """Connect the way an MCP host does from its ``mcpServers`` file (toolmesh's own reader) and call forecast."""
+    async with ToolRegistry() as registry:
+        await registry.connect_all(McpServer.from_config(document))
+        assert "toolmesh__notes__search" in registry.names()
+        result = await registry.dispatch("toolmesh__forecast", '{"city": "Oslo"}')
+    structured = result.output.structured
+    assert result.ok and isinstance(structured, dict), result
+    return f"{structured['city']}: {structured['temperature']} {structured['unit']}"
+
+
 def test_serve_over_http_as_a_real_process_and_sigterm_leaves_no_child(tmp_path: Path) -> None:
     gateway = subprocess.Popen(
         [*TOOLMESH, "serve", "--config", str(_config(tmp_path))],
@@ -106,6 +119,9 @@ def test_serve_over_http_as_a_real_process_and_sigterm_leaves_no_child(tmp_path:
         assert names == ["forecast", "word_count", "swatch", "notes__list_notes", "notes__read", "notes__search"]
         assert json.loads(native) == {"city": "Oslo", "temperature": 2.0, "unit": "celsius"}
         assert proxied == "Rome in April; Oslo in June"
+        # What a Claude Desktop-style client config holds (the gateway guide's HTTP form), read by an MCP host.
+        document = {"mcpServers": {"toolmesh": {"url": url, "headers": {"Authorization": f"Bearer {TOKEN}"}}}}
+        assert anyio.run(_as_a_configured_host, document) == "Oslo: 2.0 celsius"
         refused = httpx2.post(url, json={}, headers={"Accept": "application/json, text/event-stream"}, timeout=_WAIT)
         assert refused.status_code == 401
 
@@ -140,3 +156,35 @@ async def test_serve_over_stdio_with_a_real_client(mode: str) -> None:
             found = await session.call_tool("notes__search", {"query": "rome"})
     assert names == ["notes__list_notes", "notes__read", "notes__search"]
     assert found.structured_content == {"matches": [{"title": "travel", "line": "Rome in April; Oslo in June"}]}
+
+
+async def test_a_claude_desktop_style_stdio_entry_starts_the_gateway() -> None:
+    entry = {
+        "command": sys.executable,  # the guide writes "toolmesh"; here the interpreter of this checkout
+        "args": ["-m", "toolmesh", "serve", "--transport", "stdio", "--config", str(EXAMPLES / "toolmesh.json")],
+        "env": {"PYTHONPATH": ENV["PYTHONPATH"]},
+    }
+    with anyio.fail_after(_WAIT):
+        assert await _as_a_configured_host({"mcpServers": {"toolmesh": entry}}) == "Oslo: 2.0 celsius"
+
+
+def test_over_stdio_stdout_carries_only_the_protocol(tmp_path: Path) -> None:
+    (tmp_path / "chatty.py").write_text(
+        'print("loading chatty tools...")\n\nfrom toolmesh import tool\n\n\n'
+        "@tool\ndef ping() -> str:\n    return 'pong'\n\n\ntools = [ping]\n"
+    )
+    (tmp_path / "toolmesh.json").write_text(json.dumps({"native": ["chatty.py:tools"]}))
+    # No client: stdin ends at once, so the gateway starts, serves nothing and ends; stdout must stay empty.
+    done = subprocess.run(
+        [*TOOLMESH, "serve", "--transport", "stdio"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=ENV,
+        cwd=tmp_path,
+        timeout=_WAIT,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == ""
+    assert "loading chatty tools..." in done.stderr
+    assert "serving the profile 'default' (1 tool) over stdio" in done.stderr

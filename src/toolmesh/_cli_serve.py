@@ -53,6 +53,7 @@ from .mcp._config import DEFAULT_MAX_CONFIG_BYTES
 __all__ = ["BUNDLED_CONFIG", "check", "config_path", "serve"]
 
 _T = TypeVar("_T")
+_STOPPING = "stopping: closing the client sessions, the upstream sessions and the servers… (again: kill them now)"
 
 BUNDLED_CONFIG = Path(__file__).resolve().parents[2] / "examples" / "toolmesh.json"
 """The example config of the source tree: the example tools and MCP server, nothing from the network."""
@@ -109,7 +110,7 @@ async def _guarded(work: Callable[[str | None], Awaitable[_T]], log_path: str | 
     async with anyio.create_task_group() as watcher:
         with _cli_processes.interrupts(signal.SIGINT, signal.SIGTERM) as signals:
             if signals is not None:
-                watcher.start_soon(_cli_processes.watch_interrupts, signals, work_scope, _note)
+                watcher.start_soon(_cli_processes.watch_interrupts, signals, work_scope, _note, _STOPPING)
             try:
                 with work_scope:
                     result.append(await work(log_path))
@@ -302,7 +303,8 @@ def serve(
             sizes = _profile_sizes(registry, gateway_config)
             if http is None:
                 _note(_catalog_line(registry, sizes))
-                _note(f"serving the profile {settings.profile!r} ({sizes[settings.profile]} tools) over stdio")
+                size = sizes[settings.profile]
+                _note(f"serving the profile {settings.profile!r} ({size} tool{'s' * (size != 1)}) over stdio")
                 await gateway.run_stdio(settings.profile)
             else:
                 endpoint = None
@@ -321,7 +323,13 @@ def serve(
                         )
                         sys.stdout.flush()
 
-                await gateway.serve_http(http, on_ready=ready, responses=endpoint)
+                try:
+                    await gateway.serve_http(http, on_ready=ready, responses=endpoint)
+                except OSError as exc:
+                    raise ConfigurationError(
+                        f"cannot listen on {http.host}:{http.port} ({exc.strerror or exc}); "
+                        "is another gateway running there? Give another --port (0: any free one)"
+                    ) from None
         return True
 
     run_guarded(sources, work)

@@ -14,7 +14,7 @@ import anyio.to_thread
 
 from ._context import ElicitationCallback, SamplingCallback, ToolContext, new_call_id
 from ._definition import ToolDefinition
-from ._entries import Entry, is_advertised
+from ._entries import Entry
 from ._errors import ErrorKind, ToolExecutionError, ToolNotFoundError
 from ._execution import DispatchSettings, execute
 from ._result import ToolResult
@@ -47,8 +47,8 @@ class Catalog:
         return list(self._rows)
 
     def definitions(self) -> list[ToolDefinition]:
-        """What the model is shown, in catalog order (hosted rows included; task-only rows left out)."""
-        return [row.definition for row in self._rows.values() if is_advertised(row)]
+        """What the model is shown, in catalog order (hosted rows included)."""
+        return [row.definition for row in self._rows.values()]
 
     def get(self, name: str) -> Entry | None:
         """The row named ``name``, or None (also for a name that is not a string)."""
@@ -139,13 +139,15 @@ class Catalog:
 
     @property
     def _default_elicitation(self) -> ElicitationCallback | None:
-        """The elicitation callback for calls whose context has none (the registry's); none yet."""
-        return None
+        """The elicitation callback for calls whose context has none: the registry's ``elicitation``."""
+        callbacks = self._settings.callbacks
+        return callbacks.elicitation if callbacks is not None else None
 
     @property
     def _default_sampling(self) -> SamplingCallback | None:
-        """The sampling callback for calls whose context has none (the registry's); none yet."""
-        return None
+        """The sampling callback for calls whose context has none: the registry's ``sampling``."""
+        callbacks = self._settings.callbacks
+        return callbacks.sampling if callbacks is not None else None
 
     async def _not_found(self, name: object, ctx: ToolContext[Any] | None) -> ToolResult:
         missing = await self._missing_off_loop(name)

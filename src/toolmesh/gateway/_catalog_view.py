@@ -2,8 +2,9 @@
 
 A profile shows every row the gateway's row rules (``AllowTools``, ``DenyServers``,
 ``DenyAnnotated``, ... among its hooks) allow and its own predicate accepts, except
-rows no MCP client could call: hosted rows (the provider runs them) and task-only
-rows (``is_advertised``). Both the snapshot and the MCP listing are built once per
+rows no MCP client could call: hosted rows (the provider runs them). A tool that runs
+as a task upstream is listed without ``execution``: the gateway runs the task itself
+(polling, cancelling) and answers the client's call directly. Both the snapshot and the MCP listing are built once per
 catalog version: ``invalidate`` (called on every ``CatalogChange``) drops them.
 """
 
@@ -15,13 +16,13 @@ from typing import Any
 import mcp_types
 
 from .._capabilities import ToolAnnotations
-from .._entries import Entry, HostedEntry, McpEntry, is_advertised
+from .._entries import Entry, HostedEntry, McpEntry
 from .._hook_actions import Hook
-from .._policy_rules import _RowRule
+from .._policy_rules import AllowServers, DenyServers, _RowRule, matcher
 from .._registry import ToolRegistry
 from .._snapshot import ToolSnapshot
 
-__all__ = ["CatalogView", "RowPredicate", "mcp_tool", "row_rules"]
+__all__ = ["CatalogView", "RowPredicate", "mcp_tool", "output_schema", "row_rules", "server_rules"]
 
 RowPredicate = Callable[[Entry], bool]
 """Whether a profile shows a row."""
@@ -30,6 +31,16 @@ RowPredicate = Callable[[Entry], bool]
 def row_rules(hooks: Iterable[Hook]) -> tuple[Callable[[Entry], bool], ...]:
     """The hooks that decide by the row alone, as predicates "the rule lets this row be called"."""
     return tuple(_allows(hook) for hook in hooks if isinstance(hook, _RowRule))
+
+
+def server_rules(hooks: Iterable[Hook]) -> tuple[Callable[[str], bool], ...]:
+    """The ``AllowServers``/``DenyServers`` rules among the hooks, as predicates "the rule allows this server label"."""
+    return tuple(_allows_server(hook) for hook in hooks if isinstance(hook, AllowServers | DenyServers))
+
+
+def _allows_server(rule: AllowServers | DenyServers) -> Callable[[str], bool]:
+    match = matcher(rule.patterns, type(rule).__name__)
+    return lambda label: match(label) is rule.allows
 
 
 def _allows(rule: _RowRule) -> Callable[[Entry], bool]:
@@ -48,44 +59,60 @@ def _annotations(hints: ToolAnnotations | None) -> mcp_types.ToolAnnotations | N
     )
 
 
+def output_schema(row: Entry) -> dict[str, Any] | None:
+    """The row's output schema as MCP can declare it: an object schema, or none.
+
+    MCP's ``outputSchema`` describes ``structuredContent``, which is an object; a native
+    tool returning a scalar or a list has a schema of another type, and declares none.
+    """
+    schema = row.definition.output_schema
+    if schema is None or schema.get("type") != "object":
+        return None
+    return dict(schema)
+
+
 def mcp_tool(row: Entry) -> mcp_types.Tool:
     """What ``tools/list`` shows of ``row`` under its model-visible name.
 
     An MCP row is its server's own ``Tool`` renamed, so every field the server sent
-    (title, annotations, icons, execution, ``_meta``, schemas) passes through as it
-    came; other rows are built from their definition and capabilities.
+    (title, annotations, icons, ``_meta``, schemas) passes through as it came, except
+    ``execution``: the gateway runs a task-capable tool's task itself, so clients call
+    it directly. Other rows are built from their definition and capabilities.
     """
     if isinstance(row, McpEntry):
-        if row.tool.name == row.name:
+        if row.tool.name == row.name and row.tool.execution is None:
             return row.tool
-        return row.tool.model_copy(update={"name": row.name})
+        return row.tool.model_copy(update={"name": row.name, "execution": None})
     definition, capabilities = row.definition, row.capabilities
     fields: dict[str, Any] = {
         "name": row.name,
         "description": definition.description or None,
         "input_schema": dict(definition.parameters),
-        "output_schema": dict(definition.output_schema) if definition.output_schema is not None else None,
+        "output_schema": output_schema(row),
         "title": capabilities.title,
         "annotations": _annotations(capabilities.annotations),
         "icons": [mcp_types.Icon.model_validate(icon) for icon in capabilities.icons] or None,
         "meta": dict(capabilities.meta) if capabilities.meta else None,
     }
-    if capabilities.task_support is not None:
-        fields["execution"] = mcp_types.ToolExecution(task_support=capabilities.task_support.value)
     return mcp_types.Tool(**{key: value for key, value in fields.items() if value is not None})
 
 
 class CatalogView:
     """The rows one profile serves, cached until the catalog changes."""
 
-    __slots__ = ("_predicate", "_registry", "_rules", "_snapshot", "_tools")
+    __slots__ = ("_predicate", "_registry", "_rules", "_server_rules", "_snapshot", "_tools")
 
     def __init__(
-        self, registry: ToolRegistry, predicate: RowPredicate | None, rules: tuple[Callable[[Entry], bool], ...]
+        self,
+        registry: ToolRegistry,
+        predicate: RowPredicate | None,
+        rules: tuple[Callable[[Entry], bool], ...],
+        server_rules: tuple[Callable[[str], bool], ...] = (),
     ) -> None:
         self._registry = registry
         self._predicate = predicate
         self._rules = rules
+        self._server_rules = server_rules
         self._snapshot: ToolSnapshot | None = None
         self._tools: list[mcp_types.Tool] | None = None
 
@@ -96,7 +123,7 @@ class CatalogView:
 
     def shows(self, row: Entry) -> bool:
         """Whether this profile serves ``row``."""
-        if isinstance(row, HostedEntry) or not is_advertised(row):
+        if isinstance(row, HostedEntry):
             return False
         if not all(rule(row) for rule in self._rules):
             return False
@@ -117,12 +144,13 @@ class CatalogView:
     def servers(self) -> list[str]:
         """The labels of the MCP servers whose resources and prompts this profile serves.
 
-        The default profile serves every connected server; another profile the servers
-        with at least one row in it. In connection order.
+        The default profile serves every connected server the ``AllowServers`` and
+        ``DenyServers`` rules allow; another profile the servers with at least one row
+        in it. In connection order.
         """
         labels = [connection.label for connection in self._registry.connections()]
         if self._predicate is None:
-            return labels
+            return [label for label in labels if all(rule(label) for rule in self._server_rules)]
         shown = {row.server for row in self.snapshot().entries() if isinstance(row, McpEntry)}
         return [label for label in labels if label in shown]
 

@@ -16,8 +16,10 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
+from .._asking import no_callback
+from .._context import ElicitationRequest, SamplingRequest
 from .._errors import ConfigurationError, ServerConfigError
 from .._hook_actions import Hook
 from .._names import PROVIDER_RULES, NamePolicy
@@ -30,7 +32,7 @@ from ..mcp._config_files import read_json, servers_of
 from ._config_keys import DocumentKeys, PolicyKeys, ProfileKeys, ResponsesKeys, ServeKeys, validate
 from ._http import BearerToken, HttpSettings, is_loopback
 from ._profiles import DEFAULT_PROFILE, PROFILE_NAME, Profile
-from ._tokens import TokenSource, read_tokens
+from ._tokens import TokenSource, read_tokens, refuse_literal_tokens
 
 __all__ = ["GatewayConfig", "ServeSettings"]
 
@@ -113,7 +115,7 @@ class GatewayConfig:
             raise ServerConfigError(
                 "the config must be a JSON object", fix='Use {"mcpServers": {...}, "native": [...]}', origin=origin
             )
-        _refuse_literal_tokens(document, origin)
+        refuse_literal_tokens(document, origin)
         keys = validate(document, origin)
         servers = _servers(keys, document, folder, origin, max_bytes)
         profiles = _profiles(keys.profiles, origin)
@@ -131,38 +133,17 @@ class GatewayConfig:
     def registry(self) -> ToolRegistry:
         """A new registry under the name policy, with the native tools registered (servers not connected).
 
+        It declares elicitation and sampling to its servers: each call the gateway runs answers
+        them through the client that made the call (a call without one is refused at once).
+
         Raises:
             ConfigurationError: naming the file and the ``native`` entry that failed to load.
         """
-        registry = ToolRegistry(names=self.names)
+        registry = ToolRegistry(names=self.names, elicitation=_no_client, sampling=_no_client)
         origin = f"{self.path}: " if self.path is not None else ""
         for index, spec in enumerate(self.native):
             add_native(registry, spec, where=f"{origin}key 'native[{index}]'")
         return registry
-
-
-def _refuse_literal_tokens(document: dict[str, Any], origin: str) -> None:
-    serve = document.get("serve")
-    auth = serve.get("auth") if isinstance(serve, dict) else None
-    if isinstance(auth, dict) and "token" in auth:
-        key = "serve.auth.token"
-    elif isinstance(auth, dict) and isinstance(auth.get("tokens"), list):
-        found = [
-            i for i, t in enumerate(auth["tokens"]) if isinstance(t, str) or (isinstance(t, dict) and "token" in t)
-        ]
-        if not found:
-            return
-        item = auth["tokens"][found[0]]
-        key = f"serve.auth.tokens[{found[0]}]" + (".token" if isinstance(item, dict) else "")
-    else:
-        return
-    raise ServerConfigError(
-        "a token is never written in the config file (files get shared, committed and logged)",
-        key=key,
-        fix='Put it in an environment variable and write {"env": "TOOLMESH_TOKEN"}, '
-        'or in a file only you can read and write {"file": "path/to/token"}',
-        origin=origin,
-    )
 
 
 def _servers(
@@ -197,12 +178,12 @@ def _servers(
                     origin=origin,
                 )
             owners[spec.label] = str(included)
-            servers.append(_in_folder(spec, included.resolve().parent))
+            servers.append(spec)  # another host's file: its servers run as that host runs them
     return servers
 
 
 def _in_folder(spec: McpServer, folder: Path) -> McpServer:
-    """A stdio server runs in its file's folder (a relative ``cwd`` too), with this Python for ``python``."""
+    """A stdio server of toolmesh.json runs in its folder (a relative ``cwd`` too), with this Python for ``python``."""
     if spec.transport != "stdio":
         return spec
     changes: dict[str, Any] = {"cwd": os.fspath(folder / spec.cwd) if spec.cwd is not None else os.fspath(folder)}
@@ -353,3 +334,8 @@ def _check_profile(name: str, known: Iterable[str], key: str, origin: str) -> No
     raise ServerConfigError(
         f"no profile {name!r}", key=key, fix=f"{hint}The profiles are " + ", ".join(map(repr, names)), origin=origin
     )
+
+
+async def _no_client(request: ElicitationRequest | SamplingRequest) -> NoReturn:
+    """The registry's default answer: only the gateway's calls carry a client to ask; others have none."""
+    raise no_callback(request)

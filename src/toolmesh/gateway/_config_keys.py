@@ -241,15 +241,5 @@ def _path(data: Any, loc: tuple[Any, ...]) -> tuple[str, Any]:
         elif isinstance(value, list) and isinstance(step, int) and 0 <= step < len(value):
             path = f"{path}[{step}]"
             value = value[step]
-        elif (
-            isinstance(step, str)
-            and not step.startswith(("function-", "lax-", "strict-"))
-            and step
-            not in (
-                "str",
-                "list[str]",
-            )
-        ):
-            path = f"{path}.{step}" if path else step
-            value = None
+        # Any other step names a union member (``list[str]``), not a key of the file.
     return path, value

@@ -8,14 +8,13 @@ does, and closes them when it is closed.
 
 from __future__ import annotations
 
+import logging
 import re
-import socket
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
 
 import anyio
-import uvicorn
 from mcp.server.lowlevel.server import Server
 from starlette.applications import Starlette
 
@@ -25,9 +24,11 @@ from .._errors import ConfigurationError
 from .._hook_actions import Hook
 from .._hook_stack import HookStack
 from .._registry import ToolRegistry
-from ._catalog_view import CatalogView, row_rules
+from ._catalog_view import CatalogView, row_rules, server_rules
 from ._face import ProfileFace
-from ._http import HttpSettings, build_app
+from ._http import HttpSettings, build_app, session_managers
+from ._rounds import InputRounds
+from ._serving import Lifecycle, serve
 from ._upstream import Upstream
 
 if TYPE_CHECKING:
@@ -35,19 +36,10 @@ if TYPE_CHECKING:
 
 __all__ = ["McpGateway"]
 
+logger = logging.getLogger("toolmesh.gateway")
+
 DEFAULT_PROFILE = "default"
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_GRACEFUL_SHUTDOWN = 5
-"""Seconds open HTTP streams get to end when ``serve_http`` stops, before they are cut."""
-
-
-class _QuietServer(uvicorn.Server):
-    """uvicorn without its own signal handlers: the caller decides when serving stops (by cancelling)."""
-
-    def capture_signals(self) -> Any:
-        from contextlib import nullcontext
-
-        return nullcontext()
 
 
 class McpGateway:
@@ -96,21 +88,23 @@ class McpGateway:
             predicates[profile] = predicate
         self.registry = registry
         self._hooks = HookStack(hooks)
-        rules = row_rules(self._hooks)
+        rules, servers = row_rules(self._hooks), server_rules(self._hooks)
         upstream = Upstream(registry)
-        self._upstream = upstream
+        self._rounds = InputRounds()
         self._faces = {
             profile: ProfileFace(
                 profile,
-                CatalogView(registry, predicate, rules),
+                CatalogView(registry, predicate, rules, servers),
                 self._hooks,
                 upstream,
+                self._rounds,
                 name=name,
                 instructions=instructions,
             )
             for profile, predicate in predicates.items()
         }
         self._wake: anyio.Event | None = None
+        self._servers_changed = False
         self._running = 0
         self._unsubscribe = registry.on_change(self._changed)
 
@@ -141,6 +135,7 @@ class McpGateway:
     def _changed(self, change: CatalogChange) -> None:
         for face in self._faces.values():
             face.view.invalidate()
+        self._servers_changed = self._servers_changed or change.server is not None
         if self._wake is not None:
             self._wake.set()
 
@@ -149,12 +144,16 @@ class McpGateway:
         while True:
             self._wake = anyio.Event()
             await self._wake.wait()
+            servers, self._servers_changed = self._servers_changed, False
             for face in self._faces.values():
-                await face.notify_tools_changed()
+                try:
+                    await face.notify_changed(servers)
+                except Exception:  # one profile's failure must neither stop the fan-out nor the server
+                    logger.exception("profile %r: telling clients of a tool-list change failed", face.profile)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Keep the list-changed fan-out going for the block (nested uses share one)."""
+        """Keep the list-changed fan-out and the parked calls' tasks going for the block (nested uses share one)."""
         self._running += 1
         try:
             if self._running > 1:
@@ -162,9 +161,11 @@ class McpGateway:
                 return
             async with anyio.create_task_group() as group:
                 group.start_soon(self._fan_out, name="toolmesh gateway list-changed fan-out")
+                self._rounds.group = group
                 try:
                     yield
                 finally:
+                    self._rounds.group = None
                     group.cancel_scope.cancel()
         finally:
             self._running -= 1
@@ -188,9 +189,12 @@ class McpGateway:
     def http_app(self, settings: HttpSettings, *, responses: ResponsesEndpoint | None = None) -> Starlette:
         """The ASGI app serving every profile: ``{path}`` the default one, ``{path}/<profile>`` the others.
 
-        With ``responses``, the app also serves that Responses endpoint (``/v1/responses``).
+        Its lifespan runs the profiles' session managers: serve it with an ASGI server
+        that runs lifespans (uvicorn does). With ``responses``, the app also serves that
+        Responses endpoint (``/v1/responses``), open for the app's lifetime.
         """
-        app = build_app(settings, self._faces, self.running)
+        managers = session_managers(settings, self._faces)
+        app = build_app(settings, managers, Lifecycle(managers, self._faces, self.running).lifespan)
         if responses is not None:
             from ._responses_app import mount
 
@@ -204,7 +208,7 @@ class McpGateway:
         on_ready: Callable[[str], None] | None = None,
         responses: ResponsesEndpoint | None = None,
     ) -> None:
-        """Serve ``http_app(settings)`` with uvicorn until cancelled; then close every client session.
+        """Serve every profile over HTTP with uvicorn until cancelled; then close every client session.
 
         ``on_ready(base_url)`` is called once the socket listens and the app runs, with
         the real port (``http://127.0.0.1:PORT``; profiles are under ``settings.path``).
@@ -212,47 +216,14 @@ class McpGateway:
         Raises:
             OSError: when the address cannot be bound.
         """
-        family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
-        # IPPROTO_TCP, not 0: asyncio sets TCP_NODELAY only on sockets whose proto says TCP, and
-        # without it every answer waits ~40 ms for the client's delayed ACK
-        sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((settings.host, settings.port))
-            sock.listen(128)
-            sock.setblocking(False)
-        except BaseException:
-            sock.close()
-            raise
-        port = sock.getsockname()[1]
-        host = f"[{settings.host}]" if family == socket.AF_INET6 else settings.host
-        base_url = f"http://{host}:{port}"
+        managers = session_managers(settings, self._faces)
+        lifecycle = Lifecycle(managers, self._faces, self.running)
+        app = build_app(settings, managers, None)
+        if responses is None:
+            await serve(app, lifecycle, settings.host, settings.port, on_ready)
+            return
+        from ._responses_app import route
 
-        def started() -> None:
-            if on_ready is not None:
-                on_ready(base_url)
-
-        app = build_app(settings, self._faces, self.running, started)
-        if responses is not None:
-            from ._responses_app import mount
-
-            mount(app, responses)
-        config = uvicorn.Config(
-            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN, access_log=False
-        )
-        server = _QuietServer(config)
-        try:
-            async with anyio.create_task_group() as group:
-
-                async def stop_when_cancelled() -> None:
-                    try:
-                        await anyio.sleep_forever()
-                    finally:
-                        server.should_exit = True
-
-                group.start_soon(stop_when_cancelled)
-                with anyio.CancelScope(shield=True):  # uvicorn shuts down by itself once should_exit is set
-                    await server.serve(sockets=[sock])
-                group.cancel_scope.cancel()
-        finally:
-            sock.close()
+        route(app, responses)
+        async with responses.running():
+            await serve(app, lifecycle, settings.host, settings.port, on_ready)

@@ -52,7 +52,7 @@ from ._responses_urls import UrlPolicy
 if TYPE_CHECKING:
     from ._gateway import McpGateway
 
-__all__ = ["ResponsesEndpoint", "mount"]
+__all__ = ["ResponsesEndpoint", "mount", "route"]
 
 logger = logging.getLogger("toolmesh.gateway")
 
@@ -259,8 +259,8 @@ def _error(exc: RequestError) -> Response:
     return JSONResponse(exc.body(), status_code=exc.status)
 
 
-def mount(app: Starlette, endpoint: ResponsesEndpoint) -> Starlette:
-    """Serve ``endpoint`` at its path on ``app``, open for the app's lifetime.
+def route(app: Starlette, endpoint: ResponsesEndpoint) -> Starlette:
+    """Serve ``endpoint`` at its path on ``app`` (the caller keeps ``endpoint.running()`` open).
 
     On the gateway's own app (``McpGateway.http_app``) the endpoint sits behind the same
     Host/Origin checks and bearer tokens as the MCP profiles: a token must open the
@@ -270,16 +270,22 @@ def mount(app: Starlette, endpoint: ResponsesEndpoint) -> Starlette:
     path = endpoint.settings.path
     if isinstance(guard, Guard):
 
-        async def route(scope: Scope, receive: Receive, send: Send) -> None:
+        async def routed(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] == "http" and scope["path"].rstrip("/") == path:
                 if await guard.admit(scope, receive, send, endpoint.settings.profile):
                     await endpoint(scope, receive, send)
                 return
             await guard(scope, receive, send)
 
-        app.router.default = route
+        app.router.default = routed
     else:
         app.router.routes.insert(0, Route(path, endpoint, methods=["POST"]))
+    return app
+
+
+def mount(app: Starlette, endpoint: ResponsesEndpoint) -> Starlette:
+    """``route`` the endpoint on ``app`` and keep it open for the app's lifetime (its lifespan)."""
+    route(app, endpoint)
     inner = app.router.lifespan_context
 
     @asynccontextmanager

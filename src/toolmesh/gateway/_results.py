@@ -6,20 +6,21 @@ metadata):
 
 * an MCP row's upstream answer is passed through as it came (content annotations,
   ``_meta``, ``structuredContent``, ``isError``), when nothing changed what the model
-  is shown: no hook rewrote the presentation and no presentation limit cut it;
+  is shown: no hook rewrote the presentation and no presentation limit cut it. Only
+  the protocol's reserved ``_meta`` keys of that hop (``io.modelcontextprotocol/*``,
+  such as the upstream's ``serverInfo``) are dropped: the gateway answers as itself;
 * otherwise the presentation's blocks become MCP content blocks (JSON as text), the
-  structured value becomes ``structuredContent`` (when the row declares an output
-  schema, or the value is an object), and a failed or refused call is ``isError``.
+  structured value becomes ``structuredContent`` when it is an object (what MCP's
+  ``structuredContent`` is), and a failed or refused call is ``isError``.
 """
 
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types
 
-from .._entries import Entry
 from .._metadata import MCP_RESULT
 from .._output import (
     Audio,
@@ -36,7 +37,7 @@ from .._output import _block_text as block_text
 from .._result import Disposition, ToolResult
 from ..mcp._convert import error_text
 
-__all__ = ["call_result", "content_block", "content_blocks"]
+__all__ = ["call_result", "content_block", "content_blocks", "own_hop"]
 
 
 def content_block(block: ContentBlock) -> mcp_types.ContentBlock:
@@ -78,12 +79,28 @@ def content_blocks(output: ToolOutput) -> list[mcp_types.ContentBlock]:
     return [content_block(block) for block in output.blocks]
 
 
-def _structured(result: ToolResult, row: Entry | None) -> Any:
+def _structured(result: ToolResult) -> Any:
     shown = result.presentation
     source = result.output if shown is presentation_of(result.output) else shown
     value = source.structured if any(isinstance(b, Json) for b in source.blocks) else None
-    declared = row is not None and row.definition.output_schema is not None
-    return value if declared or isinstance(value, dict) else None
+    return value if isinstance(value, dict) else None
+
+
+_RESERVED = "io.modelcontextprotocol/"
+"""The prefix of ``_meta`` keys the protocol reserves: they describe one hop (the upstream
+server's ``serverInfo``, ...), never the gateway's answer."""
+
+
+R = TypeVar("R", bound=mcp_types.Result)
+
+
+def own_hop(raw: R) -> R:
+    """An upstream answer without that hop's reserved ``_meta`` keys (its ``serverInfo``, ...)."""
+    meta = raw.meta
+    if not meta or not any(key.startswith(_RESERVED) for key in meta):
+        return raw
+    kept = {key: value for key, value in meta.items() if not key.startswith(_RESERVED)}
+    return raw.model_copy(update={"meta": kept or None})
 
 
 def _passthrough(result: ToolResult) -> mcp_types.CallToolResult | None:
@@ -92,21 +109,21 @@ def _passthrough(result: ToolResult) -> mcp_types.CallToolResult | None:
     if not isinstance(raw, mcp_types.CallToolResult):
         return None
     if result.disposition is Disposition.SUCCEEDED and not raw.is_error:
-        return raw if result.presentation is presentation_of(result.output) else None
+        return own_hop(raw) if result.presentation is presentation_of(result.output) else None
     if result.disposition is Disposition.FAILED and raw.is_error:
-        return raw if result.presentation.as_text() == error_text(raw) else None
+        return own_hop(raw) if result.presentation.as_text() == error_text(raw) else None
     return None
 
 
-def call_result(result: ToolResult, row: Entry | None) -> mcp_types.CallToolResult:
-    """The ``tools/call`` answer for one dispatched call of ``row`` (None: no such row)."""
+def call_result(result: ToolResult) -> mcp_types.CallToolResult:
+    """The ``tools/call`` answer for one dispatched call."""
     raw = _passthrough(result)
     if raw is not None:
         return raw
     failed = result.disposition in (Disposition.FAILED, Disposition.REFUSED)
     answer = mcp_types.CallToolResult(content=content_blocks(result.presentation), is_error=failed)
     if not failed:
-        structured = _structured(result, row)
+        structured = _structured(result)
         if structured is not None:
             answer.structured_content = structured
     return answer

@@ -14,11 +14,12 @@ import stat
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .._errors import ServerConfigError
 from ._config_keys import TokenKeys
 
-__all__ = ["MIN_TOKEN_CHARS", "TokenSource", "read_tokens"]
+__all__ = ["MIN_TOKEN_CHARS", "TokenSource", "read_tokens", "refuse_literal_tokens"]
 
 logger = logging.getLogger("toolmesh.gateway")
 
@@ -110,3 +111,28 @@ def _from_file(path: Path, key: str, origin: str) -> str:
     if os.name == "posix" and mode & (stat.S_IRWXG | stat.S_IRWXO):
         logger.warning("the token file %s can be read by other users; chmod 600 it", path)
     return lines[0].strip()
+
+
+def refuse_literal_tokens(document: dict[str, Any], origin: str) -> None:
+    """Refuse a token written in the file itself (``serve.auth.token``, ``tokens[i].token`` or a bare string)."""
+    serve = document.get("serve")
+    auth = serve.get("auth") if isinstance(serve, dict) else None
+    if isinstance(auth, dict) and "token" in auth:
+        key = "serve.auth.token"
+    elif isinstance(auth, dict) and isinstance(auth.get("tokens"), list):
+        found = [
+            i for i, t in enumerate(auth["tokens"]) if isinstance(t, str) or (isinstance(t, dict) and "token" in t)
+        ]
+        if not found:
+            return
+        item = auth["tokens"][found[0]]
+        key = f"serve.auth.tokens[{found[0]}]" + (".token" if isinstance(item, dict) else "")
+    else:
+        return
+    raise ServerConfigError(
+        "a token is never written in the config file (files get shared, committed and logged)",
+        key=key,
+        fix='Put it in an environment variable and write {"env": "TOOLMESH_TOKEN"}, '
+        'or in a file only you can read and write {"file": "path/to/token"}',
+        origin=origin,
+    )
