@@ -155,3 +155,13 @@ async def test_a_json_schema_text_format_becomes_the_upstreams_response_format()
     }
     assert json.loads(response.output_text) == {"n": 4}
     assert response.text.format.type == "json_schema"
+
+
+async def test_server_descriptions_tell_the_model_what_each_server_is_for() -> None:
+    async with scene([Reply(text="ok")]) as (client, upstream, url):
+        tool = mcp_tool("calc", url, server_description="Exact integer arithmetic.")
+        await client.responses.create(model="m", input="x", instructions="Be brief.", tools=[tool])
+    messages = upstream.requests[0]["messages"]
+    assert messages[0] == {"role": "system", "content": "Be brief."}
+    assert messages[1]["role"] == "system" and "- calc: Exact integer arithmetic." in messages[1]["content"]
+    assert messages[2] == {"role": "user", "content": "x"}

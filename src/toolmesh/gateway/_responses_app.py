@@ -174,6 +174,9 @@ class ResponsesEndpoint:
             )
         except openai.APIError as exc:
             return _error(RequestError(f"the upstream model server failed: {exc}", status=502))
+        except Exception:
+            logger.exception("the Responses endpoint failed a request")
+            return _error(RequestError("the gateway failed this response (see its log)", status=500))
 
     async def _prepare(self, request: ResponsesRequest, stack: AsyncExitStack, events: Events) -> Turn:
         rows: dict[str, Entry] = {}
@@ -229,6 +232,10 @@ class ResponsesEndpoint:
                     await events.response(final["status"], final)
                 except openai.APIError as exc:
                     error = {"code": "server_error", "message": f"the upstream model server failed: {exc}"}
+                    await events.response("failed", turn.response("failed", error=error))
+                except Exception:
+                    logger.exception("the Responses endpoint failed a streamed response")
+                    error = {"code": "server_error", "message": "the gateway failed this response (see its log)"}
                     await events.response("failed", turn.response("failed", error=error))
 
         try:

@@ -159,6 +159,10 @@ class Turn:
             if server.label not in self.translated.listed:
                 await self._listing(server)
         messages = self.translated.messages
+        about = _server_descriptions(self.servers)
+        if about is not None:
+            at = 1 if messages and messages[0]["role"] == "system" and self.request.instructions else 0
+            messages.insert(at, about)
         if self.translated.answered:
             await self._answered()
         rounds = 0
@@ -390,6 +394,21 @@ class Turn:
             messages[request["id"]] = answer.message
         for call_id, text in (await self._run(pending)).items():
             messages[call_id]["content"] = text
+
+
+def _server_descriptions(servers: list[Declared]) -> dict[str, Any] | None:
+    """A system message telling the model what each declared server is for (their ``server_description``)."""
+    lines = [
+        f"- {server.label}: {server.spec.server_description}"
+        for server in servers
+        if server.spec.server_description and server.rows
+    ]
+    if not lines:
+        return None
+    return {
+        "role": "system",
+        "content": "The tools named <server>__<tool> come from these MCP servers:\n" + "\n".join(lines),
+    }
 
 
 def _response_format(text: dict[str, Any] | None) -> dict[str, Any] | None:
