@@ -12,7 +12,6 @@ approval (``mcp_approval_request`` items), or a limit is reached (``incomplete``
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -41,6 +40,7 @@ from ._responses_items import (
     new_id,
     response_object,
 )
+from ._responses_params import function_tool, response_format, server_descriptions
 from ._responses_request import ResponsesRequest
 from ._responses_servers import Declared
 from ._responses_settings import ResponsesSettings
@@ -96,7 +96,7 @@ class Turn:
         self.calls_run = 0
         self.retained = 0
         tools: list[dict[str, Any]] = [dict(tool) for tool in chat.tools(self.snapshot, invalid_names="skip")]
-        tools += [_function_tool(tool) for tool in request.function_tools]
+        tools += [function_tool(tool) for tool in request.function_tools]
         self.tools = tools
 
     def response(
@@ -159,7 +159,7 @@ class Turn:
             if server.label not in self.translated.listed:
                 await self._listing(server)
         messages = self.translated.messages
-        about = _server_descriptions(self.servers)
+        about = server_descriptions(self.servers)
         if about is not None:
             at = 1 if messages and messages[0]["role"] == "system" and self.request.instructions else 0
             messages.insert(at, about)
@@ -209,9 +209,9 @@ class Turn:
             params["tools"] = tools
             if request.parallel_tool_calls is not None:
                 params["parallel_tool_calls"] = request.parallel_tool_calls
-        response_format = _response_format(request.text)
-        if response_format is not None:
-            params["response_format"] = response_format
+        wanted = response_format(request.text)
+        if wanted is not None:
+            params["response_format"] = wanted
         for key, value in (
             ("temperature", request.temperature),
             ("top_p", request.top_p),
@@ -396,36 +396,6 @@ class Turn:
             messages[call_id]["content"] = text
 
 
-def _server_descriptions(servers: list[Declared]) -> dict[str, Any] | None:
-    """A system message telling the model what each declared server is for (their ``server_description``)."""
-    lines = [
-        f"- {server.label}: {server.spec.server_description}"
-        for server in servers
-        if server.spec.server_description and server.rows
-    ]
-    if not lines:
-        return None
-    return {
-        "role": "system",
-        "content": "The tools named <server>__<tool> come from these MCP servers:\n" + "\n".join(lines),
-    }
-
-
-def _response_format(text: dict[str, Any] | None) -> dict[str, Any] | None:
-    """``text.format`` as Chat Completions' ``response_format`` (None: plain text)."""
-    fmt = (text or {}).get("format") or {}
-    if fmt.get("type") == "json_object":
-        return {"type": "json_object"}
-    if fmt.get("type") != "json_schema":
-        return None
-    schema: dict[str, Any] = {"name": fmt.get("name", "output"), "schema": fmt.get("schema", {})}
-    if fmt.get("strict") is not None:
-        schema["strict"] = fmt["strict"]
-    if fmt.get("description"):
-        schema["description"] = fmt["description"]
-    return {"type": "json_schema", "json_schema": schema}
-
-
 def _chat_call(raw: dict[str, str]) -> dict[str, Any]:
     return {"id": raw["id"], "type": "function", "function": {"name": raw["name"], "arguments": raw["arguments"]}}
 
@@ -434,19 +404,3 @@ def _label_and_name(row: Entry) -> tuple[str, str]:
     if isinstance(row, McpEntry):
         return row.server, row.wire_name
     return GATEWAY_LABEL, row.name
-
-
-def _function_tool(tool: Any) -> dict[str, Any]:
-    function: dict[str, Any] = {
-        "name": tool.name,
-        "parameters": tool.parameters or {"type": "object", "properties": {}},
-    }
-    if tool.description:
-        function["description"] = tool.description
-    if tool.strict is not None:
-        function["strict"] = tool.strict
-    return {"type": "function", "function": function}
-
-
-def _dumps(value: Any) -> str:
-    return json.dumps(value, ensure_ascii=False)
