@@ -61,11 +61,11 @@ class _Quiet(uvicorn.Server):
 
 
 @asynccontextmanager
-async def serve_asgi(app: Any) -> AsyncIterator[str]:
-    """Serve an ASGI app with uvicorn on a free 127.0.0.1 port for the block; yields ``http://127.0.0.1:PORT``."""
+async def serve_asgi(app: Any, host: str = "127.0.0.1") -> AsyncIterator[str]:
+    """Serve an ASGI app with uvicorn on a free port of ``host`` (loopback) for the block; yields ``http://HOST:PORT``."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # asyncio sets TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind(("127.0.0.1", 0))
+    sock.bind((host, 0))
     sock.listen(128)
     sock.setblocking(False)
     port = sock.getsockname()[1]
@@ -76,7 +76,7 @@ async def serve_asgi(app: Any) -> AsyncIterator[str]:
             with anyio.fail_after(60):
                 await server.listening.wait()
             try:
-                yield f"http://127.0.0.1:{port}"
+                yield f"http://{host}:{port}"
             finally:
                 server.should_exit = True
     finally:

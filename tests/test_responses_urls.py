@@ -109,3 +109,22 @@ async def test_redirects_are_not_followed() -> None:
     strict_response(response)
     assert response.output[0].type == "mcp_list_tools" and response.output[0].error
     assert response.output[0].tools == []
+
+
+async def test_a_declared_server_is_reached_at_the_address_the_check_resolved(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = anyio.getaddrinfo
+
+    async def getaddrinfo(host: Any, port: Any, **kwargs: Any) -> Any:
+        if host == "localhost":  # here localhost is 127.0.0.2, where the server listens (127.0.0.1:PORT is closed)
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.2", port))]
+        return await real(host, port, **kwargs)
+
+    monkeypatch.setattr(anyio, "getaddrinfo", getaddrinfo)
+    replies = [Reply(tool_calls=[("calc__add", '{"a": 1, "b": 2}')]), Reply(text="3")]
+    async with serve_asgi(calc_server().streamable_http_app(), host="127.0.0.2") as pinned:
+        port = pinned.rsplit(":", 1)[1]
+        async with scene(replies) as (client, _, _):
+            tool = mcp_tool("calc", f"http://localhost:{port}/mcp")
+            response = await client.responses.create(model="m", input="1+2", tools=[tool])
+    strict_response(response)
+    assert response.output[0].error is None and response.output[1].output == "3"
