@@ -121,3 +121,29 @@ async def test_a_client_going_away_cancels_the_tool_calls_in_flight() -> None:
         await stream.close()
         with anyio.fail_after(30):
             await cancelled.wait()
+
+
+async def test_approvals_stream_their_items_and_the_approved_call() -> None:
+    replies = [Reply(tool_calls=[("calc__add", '{"a": 1, "b": 1}')]), Reply(text="2")]
+    async with scene(replies) as (client, _, url):
+        tools: Any = [{**mcp_tool("calc", url), "require_approval": "always"}]
+        first = await _events(await client.responses.create(model="m", input="1+1", tools=tools, stream=True))
+        request = first[-1].response.output[1]
+        assert request.type == "mcp_approval_request"
+        assert [e.type for e in first[-3:]] == [
+            "response.output_item.added",
+            "response.output_item.done",
+            "response.completed",
+        ]
+        history = [{"role": "user", "content": "1+1"}] + [
+            item.model_dump(exclude_none=True) for item in first[-1].response.output
+        ]
+        answer = {"type": "mcp_approval_response", "approval_request_id": request.id, "approve": True}
+        second = await _events(
+            await client.responses.create(model="m", input=[*history, answer], tools=tools, stream=True)
+        )
+    kinds = [e.type for e in second]
+    assert "response.mcp_call.completed" in kinds and kinds[-1] == "response.completed"
+    call = second[-1].response.output[0]
+    assert (call.type, call.approval_request_id, call.output) == ("mcp_call", request.id, "2")
+    assert second[-1].response.output_text == "2"
