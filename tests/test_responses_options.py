@@ -165,3 +165,21 @@ async def test_server_descriptions_tell_the_model_what_each_server_is_for() -> N
     assert messages[0] == {"role": "system", "content": "Be brief."}
     assert messages[1]["role"] == "system" and "- calc: Exact integer arithmetic." in messages[1]["content"]
     assert messages[2] == {"role": "user", "content": "x"}
+
+
+async def test_a_rounds_calls_run_at_once_when_parallel_calls_are_allowed() -> None:
+    server = MCPServer("pair")
+    arrived = {1: anyio.Event(), 2: anyio.Event()}
+
+    @server.tool()
+    async def meet(n: int) -> str:
+        """Wait for the other call."""
+        arrived[n].set()
+        with anyio.fail_after(30):  # only reached when the calls run one after the other
+            await arrived[3 - n].wait()
+        return "met"
+
+    calls = [("pair__meet", '{"n": 1}'), ("pair__meet", '{"n": 2}')]
+    async with scene([Reply(tool_calls=calls), Reply(text="done")], server=server) as (client, _, url):
+        response = await client.responses.create(model="m", input="x", tools=[mcp_tool("pair", url)])
+    assert [item.output for item in response.output if item.type == "mcp_call"] == ["met", "met"]

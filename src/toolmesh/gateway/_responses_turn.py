@@ -50,6 +50,8 @@ __all__ = ["Turn"]
 
 GATEWAY_LABEL = "toolmesh"
 """The ``server_label`` of ``mcp_call`` items for the catalog's native rows."""
+_PARALLEL = 8
+"""Calls of one round running at once (``run_tool_calls``' default bound)."""
 
 
 @dataclass
@@ -317,7 +319,7 @@ class Turn:
         """Run the calls; each call id's tool message text."""
         if not pending:
             return {}
-        concurrency = 1 if self.request.parallel_tool_calls is False else None
+        concurrency = 1 if self.request.parallel_tool_calls is False else _PARALLEL
         texts: dict[str, str] = {}
         async with stream_tool_calls(
             self.snapshot, [p.call for p in pending], hooks=self.hooks, max_concurrency=concurrency
