@@ -183,3 +183,15 @@ async def test_a_rounds_calls_run_at_once_when_parallel_calls_are_allowed() -> N
     async with scene([Reply(tool_calls=calls), Reply(text="done")], server=server) as (client, _, url):
         response = await client.responses.create(model="m", input="x", tools=[mcp_tool("pair", url)])
     assert [item.output for item in response.output if item.type == "mcp_call"] == ["met", "met"]
+
+
+async def test_tool_calls_without_distinct_ids_get_their_own() -> None:
+    calls = [("calc__add", '{"a": 1, "b": 1}'), ("calc__add", '{"a": 2, "b": 2}')]
+    async with scene([Reply(tool_calls=calls, ids=["", ""]), Reply(text="2 and 4")]) as (client, upstream, url):
+        response = await client.responses.create(model="m", input="x", tools=[mcp_tool("calc", url)])
+    assert [item.output for item in response.output if item.type == "mcp_call"] == ["2", "4"]
+    assistant, first, second = upstream.requests[1]["messages"][-3:]
+    ids = [call["id"] for call in assistant["tool_calls"]]
+    assert len(set(ids)) == 2 and all(ids)
+    assert [first["tool_call_id"], second["tool_call_id"]] == ids
+    assert [first["content"], second["content"]] == ["2", "4"]

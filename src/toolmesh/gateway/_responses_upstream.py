@@ -13,6 +13,7 @@ here: the body is built by the gateway already in the wire shape.
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,9 +54,18 @@ async def complete(
     Raises:
         openai.APIError: as the SDK raises it (the endpoint turns it into a failed response).
     """
-    if on_text is None:
-        return await _whole(client, params)
-    return await _streamed(client, params, on_text)
+    completion = await (_whole(client, params) if on_text is None else _streamed(client, params, on_text))
+    _ensure_ids(completion.tool_calls)
+    return completion
+
+
+def _ensure_ids(calls: list[dict[str, str]]) -> None:
+    """Give every call a distinct id: some servers send none, or the same one for every call."""
+    seen: set[str] = set()
+    for call in calls:
+        if not call["id"] or call["id"] in seen:
+            call["id"] = f"call_{secrets.token_hex(8)}"
+        seen.add(call["id"])
 
 
 async def _whole(client: AsyncOpenAI, params: dict[str, Any]) -> Completion:
