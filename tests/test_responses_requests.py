@@ -97,3 +97,23 @@ async def test_a_streamed_request_is_refused_before_any_event() -> None:
                 model="m", input="hi", tools=[mcp_tool("r", "https://example.com/mcp")], stream=True
             )
     assert _error(caught.value)["param"] == "tools[0].server_url"
+
+
+async def test_a_tool_choice_naming_nothing_declared_is_a_400() -> None:
+    async with scene([]) as (client, upstream, url):
+        unknown = _error(await _refused(client, input="x", tool_choice={"type": "function", "name": "nope"}))
+        label = _error(
+            await _refused(
+                client,
+                input="x",
+                tools=[mcp_tool("calc", url)],
+                tool_choice={"type": "mcp", "server_label": "other"},
+            )
+        )
+        hosted = _error(await _refused(client, input="x", tool_choice={"type": "web_search_preview"}))
+    assert (unknown["param"], label["param"], hosted["param"]) == (
+        "tool_choice.name",
+        "tool_choice.server_label",
+        "tool_choice.type",
+    )
+    assert upstream.requests == []

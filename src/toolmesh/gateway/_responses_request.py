@@ -192,11 +192,38 @@ def parse_request(body: bytes) -> ResponsesRequest:
         for index, tool in enumerate(tools):
             _check_tool(tool, index)
     try:
-        return ResponsesRequest.model_validate(data)
+        request = ResponsesRequest.model_validate(data)
     except ValidationError as exc:
         error = exc.errors()[0]
         param = _param(error["loc"])
         raise RequestError(f"`{param}`: {error['msg']}", param) from None
+    _check_tool_choice(request)
+    return request
+
+
+def _check_tool_choice(request: ResponsesRequest) -> None:
+    choice = request.tool_choice
+    if not isinstance(choice, dict):
+        return
+    kind = choice.get("type")
+    if kind == "function":
+        if choice.get("name") not in {tool.name for tool in request.function_tools}:
+            raise RequestError(
+                f"`tool_choice.name` {choice.get('name')!r} is not one of the request's function tools",
+                "tool_choice.name",
+            )
+    elif kind == "mcp":
+        if choice.get("server_label") not in {tool.server_label for tool in request.mcp_tools}:
+            raise RequestError(
+                f"`tool_choice.server_label` {choice.get('server_label')!r} is not the label of a declared mcp tool",
+                "tool_choice.server_label",
+            )
+    else:
+        raise RequestError(
+            f"`tool_choice.type` {kind!r} is not supported here: use auto, none, required, "
+            '{"type": "function", "name": ...} or {"type": "mcp", "server_label": ..., "name": ...}',
+            "tool_choice.type",
+        )
 
 
 def _check_tool(tool: Any, index: int) -> None:
