@@ -177,9 +177,27 @@ def _named(server: Declared, rows: list[McpEntry], names: NamePolicy, taken: dic
     for row in rows:
         name = assigned[row.wire_name]
         taken[name] = f"tool {row.wire_name!r} of mcp server {server.label!r}"
-        definition = dataclasses.replace(row.definition, name=name)
-        renamed.append(dataclasses.replace(row, name=name, server=server.label, definition=definition))
+        renamed.append(_renamed(row, name, server.label))
     return renamed
+
+
+_RENAMED: dict[tuple[int, str, str], tuple[McpEntry, McpEntry]] = {}
+"""(pooled row id, name, label) -> (that pooled row, its renamed copy): a request naming a pooled
+server's tools as an earlier one did reuses the copies, so their provider declarations stay cached."""
+_RENAMED_MAX = 8192
+
+
+def _renamed(row: McpEntry, name: str, label: str) -> McpEntry:
+    key = (id(row), name, label)
+    cached = _RENAMED.get(key)
+    if cached is not None and cached[0] is row:
+        return cached[1]
+    if len(_RENAMED) >= _RENAMED_MAX:
+        _RENAMED.clear()
+    definition = dataclasses.replace(row.definition, name=name)
+    copy = dataclasses.replace(row, name=name, server=label, definition=definition)
+    _RENAMED[key] = (row, copy)
+    return copy
 
 
 def _listed(row: McpEntry) -> dict[str, Any]:
