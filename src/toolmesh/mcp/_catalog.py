@@ -9,11 +9,13 @@ truncation. At connect, rows are made all-or-nothing: names are assigned for
 the whole server at once by the ``NamePolicy``, so a collision leaves nothing
 half-added. At a refresh, a colliding tool is left out instead (``rebuild_rows``).
 
-Each row gets its schemas compiled once, here (``_schema.compile_schema``): the
-``inputSchema`` (unless the spec turns ``validate_arguments`` off) to check the model's
-arguments before the wire, the ``outputSchema`` to check results. A schema that cannot
-be used is reported with a warning and that row skips the check; it never fails
-discovery. Tools that can only run as tasks (``execution.taskSupport: "required"``)
+A refresh keeps the rows of tools that did not change (``build_rows``' ``previous``):
+only new and changed tools get new rows. A row compiles its schemas at its first call,
+not here (``McpEntry.input_validator``): the ``inputSchema`` (unless the spec turns
+``validate_arguments`` off) to check the model's arguments before the wire, the
+``outputSchema`` to check results; so discovery costs what the listing costs. A schema
+that cannot be used is reported with a warning then, and that row skips the check; it
+never fails discovery or the call. Tools that can only run as tasks (``execution.taskSupport: "required"``)
 get rows, with a warning: toolmesh does not make task calls yet, so those rows are
 left out of definitions and provider exports.
 """
@@ -33,7 +35,6 @@ from .._entries import McpCaller, McpEntry
 from .._errors import NameCollisionError, ServerConnectionError
 from .._names import NamePolicy, describe_mcp_tool
 from ._convert import tool_capabilities, tool_definition
-from ._schema import compile_schema
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -141,8 +142,13 @@ def build_rows(
     policy: NamePolicy,
     taken: Mapping[str, str],
     caller: McpCaller,
+    previous: Mapping[str, McpEntry] | None = None,
 ) -> list[McpEntry]:
     """The rows of one server, in the server's order; nothing when any name collides.
+
+    ``previous`` (a refresh's current rows, by wire name) are kept as they are where the
+    tool and its model-visible name did not change (``_unchanged``): only what changed
+    gets a new row, so a refresh that changes nothing builds nothing.
 
     Raises:
         NameCollisionError: when a model-visible name is in ``taken`` or two of the
@@ -154,7 +160,13 @@ def build_rows(
     for raw in spec.aliases:
         if raw not in names:
             logger.warning("MCP server %r: alias for %r names no tool the server lists", spec.label, raw)
-    rows = [_row(spec, names[tool.name], tool, caller) for tool in tools]
+    if previous:
+        rows = [
+            _unchanged(previous.get(tool.name), names[tool.name], tool) or _row(spec, names[tool.name], tool, caller)
+            for tool in tools
+        ]
+    else:
+        rows = [_row(spec, names[tool.name], tool, caller) for tool in tools]
     task_only = [row.wire_name for row in rows if row.capabilities.task_support is TaskSupport.REQUIRED]
     if task_only:
         logger.warning(
@@ -167,27 +179,36 @@ def build_rows(
 
 
 def _row(spec: McpServer, name: str, tool: mcp_types.Tool, caller: McpCaller) -> McpEntry:
-    """One tool's row, its schemas compiled."""
-    label = spec.label
-    checked_input = (
-        compile_schema(tool.input_schema, server=label, tool=tool.name, what="inputSchema")
-        if spec.validate_arguments
-        else None
-    )
-    checked_output = compile_schema(tool.output_schema, server=label, tool=tool.name, what="outputSchema")
+    """One tool's row (its schemas are compiled at its first call)."""
     return McpEntry(
         name,
         tool_definition(name, tool),
         tool_capabilities(tool),
-        label,
+        spec.label,
         tool.name,
         tool,
         caller,
         spec.call_timeout,
         max_presentation_chars=spec.max_presentation_chars,
-        input_validator=checked_input,
-        output_validator=checked_output,
+        validate_arguments=spec.validate_arguments,
     )
+
+
+def _unchanged(row: McpEntry | None, name: str, tool: mcp_types.Tool) -> McpEntry | None:
+    """``row`` when it can stand for ``tool`` listed again under ``name``: same name, same tool as sent.
+
+    The cheap key is the listed model's own fields (``__dict__``, plus any extra fields
+    the server sent): compared in C, with no dump or copy, where pydantic's ``==`` also
+    walks its private and fields-set bookkeeping. A row holds nothing that is not made
+    from its tool, its name and its server's spec, and a refresh's spec and connection
+    are the rows' own.
+    """
+    if row is None or row.name != name:
+        return None
+    old = row.tool
+    if old is tool or (old.__dict__ == tool.__dict__ and old.__pydantic_extra__ == tool.__pydantic_extra__):
+        return row
+    return None
 
 
 def rebuild_rows(
@@ -197,22 +218,23 @@ def rebuild_rows(
     taken: Mapping[str, str],
     caller: McpCaller,
     refused: list[str] | None = None,
+    previous: Mapping[str, McpEntry] | None = None,
 ) -> list[McpEntry]:
-    """The rows of a refreshed listing: like ``build_rows``, but a collision drops only that tool.
+    """The rows of a refreshed listing: like ``build_rows`` (unchanged rows kept), but a collision drops only that tool.
 
     A refresh must not fail a server that is in use, and must never take a name another
     owner holds: each tool whose name collides is left out, with a warning naming both
     (and its name appended to ``refused``).
     """
     try:
-        return build_rows(spec, tools, policy, taken, caller)
+        return build_rows(spec, tools, policy, taken, caller, previous)
     except NameCollisionError:
         pass
     rows: list[McpEntry] = []
     claimed: dict[str, str] = dict(taken)
     for tool in tools:
         try:
-            (row,) = build_rows(spec, [tool], policy, claimed, caller)
+            (row,) = build_rows(spec, [tool], policy, claimed, caller, previous)
         except NameCollisionError as exc:
             logger.warning("MCP server %r: refresh leaves out tool %r: %s", spec.label, tool.name, exc)
             if refused is not None:
