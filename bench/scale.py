@@ -18,10 +18,12 @@ tools (190-character descriptions, 640-byte schemas; ``bench/_realistic.py``) in
    collector on, as in a host): ``registry.refresh(label)`` when nothing changed, and after
    the server changed 10% of its tools, against the raw cursor loop on an open
    ``mcp.Client`` (the listing floor) and toolmesh's own listing
-   (``connection.list_tools()``), medians of the rounds. The listener's events are checked:
+   (``connection.list_tools()``): medians of the rounds, wall time and this process's CPU
+   time (the server's work is in the wall time only). The listener's events are checked:
    none when nothing changed, exactly the changed rows otherwise.
-4. **Memory.** Resident set size added per 1,000 tools: the raw client's listed tools kept
-   in a list against a registry's rows for the same server.
+4. **Memory.** Resident set size added per 1,000 tools, from fresh child processes that
+   keep the small and the large server's tools: the raw client's listed tools in a list
+   against a registry's rows.
 
 Bounded: a few rounds of each; the whole run takes about a minute on a quiet machine.
 """
@@ -199,28 +201,53 @@ async def refresh(url: str, size: int, rounds: int) -> None:
                 ("refresh, nothing changed", lambda: registry.refresh("scale")),
             ):
                 events.clear()
-                wall, _, _ = await timed(run)
+                wall, cpu, _ = await timed(run)
                 if events:
                     raise SystemExit(f"{key}: expected no catalog change, got {events[0]}")
                 if round_:
-                    figures.setdefault(key, []).append(wall)
+                    figures.setdefault(key, []).append((wall, cpu))
             await client.call_tool("change", {"percent": 10})
             events.clear()
-            wall, _, _ = await timed(lambda: registry.refresh("scale"))
+            wall, cpu, _ = await timed(lambda: registry.refresh("scale"))
             changed = [name for change in events for name in change.changed]
             if len(changed) != expected_changes or any(change.added or change.removed for change in events):
                 raise SystemExit(f"10% changed: expected {expected_changes} changed rows, got {events}")
             if round_:
-                figures.setdefault("refresh, 10% changed", []).append(wall)
-    floor = statistics.median(figures["raw listing (floor)"])
-    own = statistics.median(figures["toolmesh listing"])
-    print(f"{'row':<28}{'ms':>9}{'vs floor':>10}{'vs listing':>12}")
-    for key, walls in figures.items():
-        median = statistics.median(walls)
-        print(f"{key:<28}{ms(median)}{median / floor:>9.2f}x{median / own:>11.2f}x")
+                figures.setdefault("refresh, 10% changed", []).append((wall, cpu))
+
+    def median(key: str, which: int) -> float:
+        return statistics.median(figure[which] for figure in figures[key])
+
+    print(f"{'row':<28}{'wall ms':>9}{'vs floor':>10}{'vs listing':>12}{'cpu ms':>9}{'vs floor':>10}{'vs listing':>12}")
+    for key in figures:
+        line = f"{key:<28}"
+        for which in (0, 1):
+            value = median(key, which)
+            floor, own = median("raw listing (floor)", which), median("toolmesh listing", which)
+            line += f"{ms(value)}{value / floor:>9.2f}x{value / own:>11.2f}x"
+        print(line)
 
 
 # -- 4. memory --------------------------------------------------------------------------
+
+
+async def memory(urls: dict[int, str]) -> None:
+    """Marginal resident memory per 1,000 tools, each figure from a fresh child process."""
+    small, large = sorted(urls)[0], sorted(urls)[-1]
+    print(f"\n4. resident memory per 1,000 tools ({small:,} against {large:,} kept, fresh processes; {load()})")
+    if small == large:
+        print("needs two sizes (--tools)")
+        return
+    kept: dict[tuple[str, int], int] = {}
+    for who in ("raw", "toolmesh"):
+        for size in (small, large):
+            done = await anyio.run_process([sys.executable, __file__, "--rss-child", who, urls[size]], check=True)
+            kept[(who, size)] = int(done.stdout.decode().split()[-1])
+    per = (large - small) / 1000
+    raw = (kept[("raw", large)] - kept[("raw", small)]) / per
+    mesh = (kept[("toolmesh", large)] - kept[("toolmesh", small)]) / per
+    print(f"raw mcp.Client, the listed tools kept {raw:8.0f} KB per 1,000 tools")
+    print(f"toolmesh registry, its rows           {mesh:8.0f} KB per 1,000 tools   {mesh / raw:.2f}x")
 
 
 def rss_kb() -> int:
@@ -230,23 +257,16 @@ def rss_kb() -> int:
     return 0
 
 
-async def memory(url: str, size: int) -> None:
-    print(f"\n4. resident memory per 1,000 tools ({size:,} tools kept; {load()})")
+async def rss_child(who: str, url: str) -> None:
+    """Keep one server's tools (the raw list, or a registry's rows) and print the resident set in KB."""
     async with Client(url) as client, ToolRegistry() as registry:
-        await raw_listing(client)  # both paths warm: what stays is what each keeps
+        if who == "raw":
+            kept = await raw_listing(client)
+        else:
+            await registry.connect(spec(url))
+            kept = registry.entries()
         gc.collect()
-        before = rss_kb()
-        kept = await raw_listing(client)
-        gc.collect()
-        raw = rss_kb() - before
-        before = rss_kb()
-        await registry.connect(spec(url))
-        gc.collect()
-        mesh = rss_kb() - before
-        per = size / 1000
-        print(f"raw mcp.Client tools list   {raw / per:8.0f} KB per 1,000 tools")
-        print(f"toolmesh rows               {mesh / per:8.0f} KB per 1,000 tools   {mesh / max(raw, 1):.2f}x")
-        del kept
+        print(len(kept), rss_kb())
 
 
 async def run(args: argparse.Namespace) -> None:
@@ -265,7 +285,7 @@ async def run(args: argparse.Namespace) -> None:
         if "refresh" not in args.skip:
             await refresh(urls[large], large, args.rounds)
         if "memory" not in args.skip:
-            await memory(urls[large], large)
+            await memory(urls)
     print(f"\ntotal time {time.perf_counter() - started:.1f}s; {load()}")
 
 
@@ -274,10 +294,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=int(os.environ.get("TOOLMESH_BENCH_ROUNDS", 5)))
     parser.add_argument("--tools", default="1000,5000", help="server sizes, comma-separated")
     parser.add_argument("--rows", type=int, default=10_000, help="rows for the declaration figures")
+    parser.add_argument("--rss-child", nargs=2, metavar=("WHO", "URL"), help=argparse.SUPPRESS)
     parser.add_argument(
         "--skip", default="", help="sections to leave out, comma-separated: discovery,declarations,refresh,memory"
     )
-    anyio.run(run, parser.parse_args())
+    args = parser.parse_args()
+    if args.rss_child:
+        anyio.run(rss_child, *args.rss_child)
+    else:
+        anyio.run(run, args)
 
 
 if __name__ == "__main__":
