@@ -68,3 +68,39 @@ async def test_schemas_compile_at_a_rows_first_call_once(monkeypatch: pytest.Mon
         row = registry["low__item_0001"]
         assert isinstance(row, McpEntry) and row.input_validator is not None
     assert compiled == [("item_0001", "inputSchema")]  # neither later calls nor a refresh compile it again
+
+
+async def test_rows_built_at_discovery_equal_the_dataclass_constructors() -> None:
+    """Discovery builds rows field by field (``slot_constructor``): the same rows as keyword construction."""
+    from toolmesh import ToolCapabilities, ToolDefinition
+    from toolmesh.mcp._convert import tool_capabilities, tool_title
+
+    async with ToolRegistry() as registry:
+        with anyio.fail_after(60):
+            await registry.connect(lowlevel_in_process("low", TOOLS, call_timeout=7))
+        row = registry["low__bad_output"]
+        assert isinstance(row, McpEntry)
+        tool = row.tool
+        assert row.definition == ToolDefinition(
+            "low__bad_output", tool.description or "", tool.input_schema, tool.output_schema
+        )
+        assert (
+            row.definition._declarations == {}
+            and row.definition._declarations is not registry["low__echo"].definition._declarations
+        )
+        assert tool_capabilities(tool) == ToolCapabilities(
+            task_support=row.capabilities.task_support, output_schema=tool.output_schema, title=tool_title(tool)
+        )
+        rebuilt = McpEntry(
+            row.name,
+            row.definition,
+            row.capabilities,
+            "low",
+            "bad_output",
+            tool,
+            row.caller,
+            7,
+            max_presentation_chars=row.max_presentation_chars,
+            validate_arguments=True,
+        )
+        assert row == rebuilt and row.validate_arguments and row.timeout == 7
