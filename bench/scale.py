@@ -14,8 +14,10 @@ tools (190-character descriptions, 640-byte schemas; ``bench/_realistic.py``) in
    the marginal CPU per 1,000 tools (from the two sizes).
 2. **Declarations.** ``tools(snapshot)`` for ``--rows`` rows per provider format against a
    hand-written comprehension: ``bench/provider_export.py``'s own measurement.
-3. **Refresh** of the 5,000-tool server (one ``on_change`` listener subscribed, the garbage
-   collector on, as in a host): ``registry.refresh(label)`` when nothing changed, and after
+3. **Refresh** of the 5,000-tool server (one ``on_change`` listener subscribed), once with
+   the garbage collector on, as in a host, and once paused (its collections, a third to
+   a half of a listing's CPU at this size, land on whichever run crosses a threshold, so
+   the paused figures show the work itself): ``registry.refresh(label)`` when nothing changed, and after
    the server changed 10% of its tools, against the raw cursor loop on an open
    ``mcp.Client`` (the listing floor) and toolmesh's own listing
    (``connection.list_tools()``): medians of the rounds, wall time and this process's CPU
@@ -121,12 +123,17 @@ def spec(url: str) -> McpServer:
     return McpServer.http("scale", url, max_tools=20_000)
 
 
-async def timed(run: Callable[[], Awaitable[Any]]) -> tuple[float, float, Any]:
+async def timed(run: Callable[[], Awaitable[Any]], *, gc_paused: bool = False) -> tuple[float, float, Any]:
     """Wall and CPU seconds of one ``await run()``, and its value; every run starts from a collected heap."""
     gc.collect()
-    cpu, wall = time.process_time(), time.perf_counter()
-    value = await run()
-    return time.perf_counter() - wall, time.process_time() - cpu, value
+    if gc_paused:
+        gc.disable()
+    try:
+        cpu, wall = time.process_time(), time.perf_counter()
+        value = await run()
+        return time.perf_counter() - wall, time.process_time() - cpu, value
+    finally:
+        gc.enable()
 
 
 def ms(seconds: float) -> str:
@@ -188,46 +195,52 @@ async def discovery(urls: dict[int, str], rounds: int) -> None:
 
 
 async def refresh(url: str, size: int, rounds: int) -> None:
-    print(f"\n3. refresh of {size:,} tools (gc on, one on_change listener; {rounds} rounds; {load()})")
+    print(f"\n3. refresh of {size:,} tools (one on_change listener; {rounds} rounds; {load()})")
     events: list[CatalogChange] = []
-    figures: dict[str, list[float]] = {}
+    figures: dict[tuple[str, bool], list[tuple[float, float]]] = {}
     async with Client(url) as client, ToolRegistry() as registry:
         await registry.connect(spec(url))
         registry.on_change(events.append)
         connection = registry.connection("scale")
         expected_changes = len(range(1, size + 1, 10))
         for round_ in range(rounds + 1):
-            for key, run in (
-                ("raw listing (floor)", lambda: raw_listing(client)),
-                ("toolmesh listing", connection.list_tools),
-                ("refresh, nothing changed", lambda: registry.refresh("scale")),
-            ):
+            for paused in (False, True):
+                for key, run in (
+                    ("raw listing (floor)", lambda: raw_listing(client)),
+                    ("toolmesh listing", connection.list_tools),
+                    ("refresh, nothing changed", lambda: registry.refresh("scale")),
+                ):
+                    events.clear()
+                    wall, cpu, _ = await timed(run, gc_paused=paused)
+                    if events:
+                        raise SystemExit(f"{key}: expected no catalog change, got {events[0]}")
+                    if round_:
+                        figures.setdefault((key, paused), []).append((wall, cpu))
+                await client.call_tool("change", {"percent": 10})
                 events.clear()
-                wall, cpu, _ = await timed(run)
-                if events:
-                    raise SystemExit(f"{key}: expected no catalog change, got {events[0]}")
+                wall, cpu, _ = await timed(lambda: registry.refresh("scale"), gc_paused=paused)
+                changed = [name for change in events for name in change.changed]
+                if len(changed) != expected_changes or any(change.added or change.removed for change in events):
+                    raise SystemExit(f"10% changed: expected {expected_changes} changed rows, got {events}")
                 if round_:
-                    figures.setdefault(key, []).append((wall, cpu))
-            await client.call_tool("change", {"percent": 10})
-            events.clear()
-            wall, cpu, _ = await timed(lambda: registry.refresh("scale"))
-            changed = [name for change in events for name in change.changed]
-            if len(changed) != expected_changes or any(change.added or change.removed for change in events):
-                raise SystemExit(f"10% changed: expected {expected_changes} changed rows, got {events}")
-            if round_:
-                figures.setdefault("refresh, 10% changed", []).append((wall, cpu))
+                    figures.setdefault(("refresh, 10% changed", paused), []).append((wall, cpu))
 
-    def median(key: str, which: int) -> float:
-        return statistics.median(figure[which] for figure in figures[key])
+    def median(key: str, paused: bool, which: int) -> float:
+        return statistics.median(figure[which] for figure in figures[(key, paused)])
 
-    print(f"{'row':<28}{'wall ms':>9}{'vs floor':>10}{'vs listing':>12}{'cpu ms':>9}{'vs floor':>10}{'vs listing':>12}")
-    for key in figures:
-        line = f"{key:<28}"
-        for which in (0, 1):
-            value = median(key, which)
-            floor, own = median("raw listing (floor)", which), median("toolmesh listing", which)
-            line += f"{ms(value)}{value / floor:>9.2f}x{value / own:>11.2f}x"
-        print(line)
+    for paused in (False, True):
+        print(f"garbage collector {'paused' if paused else 'on (as in a host)'}:")
+        ratios = f"{'vs floor':>10}{'vs listing':>12}"
+        print(f"{'row':<28}{'wall ms':>9}{ratios}{'cpu ms':>9}{ratios}")
+        for key, mode in figures:
+            if mode is not paused:
+                continue
+            line = f"{key:<28}"
+            for which in (0, 1):
+                value = median(key, paused, which)
+                floor, own = median("raw listing (floor)", paused, which), median("toolmesh listing", paused, which)
+                line += f"{ms(value)}{value / floor:>9.2f}x{value / own:>11.2f}x"
+            print(line)
 
 
 # -- 4. memory --------------------------------------------------------------------------
