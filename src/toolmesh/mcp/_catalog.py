@@ -155,9 +155,13 @@ def build_rows(
         NameCollisionError: when a model-visible name is in ``taken`` or two of the
             server's tools get one name (unless the policy de-duplicates).
     """
-    names = policy.assign(
-        spec.label, [tool.name for tool in tools], prefix=spec.prefix, aliases=spec.aliases, taken=taken
-    )
+    wire_names = [tool.name for tool in tools]
+    if previous and len(previous) == len(wire_names) and list(previous) == wire_names:
+        # The same tools in the same order: the names given before still hold (no other
+        # owner can have taken one since: registering or connecting it would have collided).
+        names = {wire: row.name for wire, row in previous.items()}
+    else:
+        names = policy.assign(spec.label, wire_names, prefix=spec.prefix, aliases=spec.aliases, taken=taken)
     for raw in spec.aliases:
         if raw not in names:
             logger.warning("MCP server %r: alias for %r names no tool the server lists", spec.label, raw)
