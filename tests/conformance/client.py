@@ -15,8 +15,9 @@ import sys
 from collections.abc import Awaitable, Callable
 
 import anyio
+import mcp_types
 
-from toolmesh import McpServer, ToolRegistry, ToolResult
+from toolmesh import ElicitationRequest, McpServer, ToolRegistry, ToolResult
 
 Scenario = Callable[[ToolRegistry], Awaitable[None]]
 
@@ -45,15 +46,28 @@ async def sse_retry(registry: ToolRegistry) -> None:
     _expect_text(result, "Reconnection test completed successfully")
 
 
+async def elicitation_defaults(registry: ToolRegistry) -> None:
+    """SEP-1034: the server asks for a form whose fields all have defaults; the user accepts it as shown."""
+    result = await registry.dispatch("test_client_elicitation_defaults", {})
+    _expect_text(result, "Elicitation completed")
+
+
+async def accept_as_shown(request: ElicitationRequest) -> mcp_types.ElicitResult:
+    """The user accepts the form without changing it: toolmesh fills in the fields' defaults (SEP-1034)."""
+    return mcp_types.ElicitResult(action="accept", content={})
+
+
 SCENARIOS: dict[str, Scenario] = {
     "initialize": initialize,
     "tools_call": tools_call,
     "sse-retry": sse_retry,
+    "elicitation-sep1034-client-defaults": elicitation_defaults,
 }
 
 
 async def run(scenario: str, url: str) -> None:
-    async with ToolRegistry() as registry:
+    asks_user = scenario.startswith("elicitation")
+    async with ToolRegistry(elicitation=accept_as_shown) if asks_user else ToolRegistry() as registry:
         await registry.connect(McpServer.http("conformance", url, prefix=False, timeout=30, call_timeout=30))
         await SCENARIOS[scenario](registry)
 
