@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -75,27 +76,33 @@ class Verdict:
     """What the suite said about one scenario."""
 
     scenario: str
-    exit_code: int
-    """The suite's exit code: 0 when it judged the scenario passed."""
+    exit_code: int | None
+    """The suite's exit code for a run of this scenario alone (0: it passed); None when the run held many."""
     checks: list[dict[str, Any]]
     """Its checks (``id``, ``status``: SUCCESS, FAILURE, WARNING or INFO, ``errorMessage``, ``details``)."""
     output: str
-    """Everything it printed, for the failure message."""
+    """Everything the suite printed, for the failure message."""
 
     def ids(self, status: str) -> set[str]:
         """The ids of the checks with this status."""
         return {check["id"] for check in self.checks if check["status"] == status}
 
     def passed(self, required: Collection[str] = (), tolerated: Collection[str] = ()) -> bool:
-        """The suite passed it, every ``required`` check succeeded and none failed or warned.
+        """The suite passed it: every ``required`` check succeeded (at least one did), none failed or warned.
 
-        ``tolerated`` names checks whose WARNING (never FAILURE) is accepted; then a non-zero
-        exit code is accepted when those warnings are all that is wrong.
+        ``tolerated`` names checks whose WARNING (never FAILURE) is accepted; then the suite's
+        non-zero exit code is accepted when those warnings are all that is wrong.
         """
         warned = self.ids("WARNING")
-        if self.ids("FAILURE") or warned - set(tolerated) or not set(required) <= self.ids("SUCCESS"):
+        succeeded = self.ids("SUCCESS")
+        if self.ids("FAILURE") or warned - set(tolerated) or not succeeded or not set(required) <= succeeded:
             return False
-        return self.exit_code == 0 or bool(warned)
+        return self.exit_code in (0, None) or bool(warned)
+
+    def summary(self) -> str:
+        """One line: how many checks succeeded, failed and warned."""
+        counts = {status: len(self.ids(status)) for status in ("SUCCESS", "FAILURE", "WARNING")}
+        return f"{counts['SUCCESS']} passed, {counts['FAILURE']} failed, {counts['WARNING']} warnings"
 
     def explain(self) -> str:
         """The checks that did not succeed, then the suite's output."""
@@ -106,30 +113,31 @@ class Verdict:
         return "\n".join([*lines, "--- suite output ---", self.output])
 
 
-def _prepare(mode: str, args: tuple[str, ...], scenario: str, out: Path) -> list[str]:
+def _prepare(mode: str, args: tuple[str, ...], out: Path) -> list[str]:
     why = missing()
     assert why is None, why
     out.mkdir(parents=True, exist_ok=True)
-    runner = [node() or "node", "--require", str(PRELOAD), str(SUITE)]
-    return [*runner, mode, *args, "--scenario", scenario, "-o", str(out)]
+    return [node() or "node", "--require", str(PRELOAD), str(SUITE), mode, *args, "-o", str(out)]
 
 
-def _verdict(scenario: str, exit_code: int, out: Path, log: Path) -> Verdict:
-    output = log.read_text(encoding="utf-8", errors="replace")
-    found = sorted(out.glob("*/checks.json"))
-    assert found, f"the suite wrote no checks.json under {out} (exit code {exit_code}):\n{output}"
-    checks: list[dict[str, Any]] = json.loads(found[-1].read_text(encoding="utf-8"))
-    return Verdict(scenario, exit_code, checks, output)
+def _read_checks(out: Path, prefix: str) -> dict[str, list[dict[str, Any]]]:
+    """Scenario -> its checks, from ``<out>/<prefix><scenario>-<time>/checks.json``."""
+    found: dict[str, list[dict[str, Any]]] = {}
+    for path in sorted(out.glob("*/checks.json")):
+        named = re.fullmatch(rf"{prefix}(.+)-\d{{4}}-\d\d-\d\dT[\d-]+Z", path.parent.name)
+        assert named, f"unexpected results folder {path.parent}"
+        found[named.group(1)] = json.loads(path.read_text(encoding="utf-8"))
+    return found
 
 
-async def run_suite(mode: str, *args: str, scenario: str, out: Path) -> Verdict:
-    """Run ``conformance <mode> <args> --scenario <scenario> -o <out>`` to its end and read its checks.
+async def run_suite(mode: str, *args: str, out: Path) -> tuple[int, str]:
+    """Run ``conformance <mode> <args> -o <out>`` to its end; its exit code and output.
 
     Raises:
-        AssertionError: the suite or Node is not installed, or it wrote no checks.
+        AssertionError: the suite or Node is not installed.
         TimeoutError: the run took longer than ``SUITE_TIMEOUT``.
     """
-    command = _prepare(mode, args, scenario, out)
+    command = _prepare(mode, args, out)
     log = out / "suite-output.txt"
     with log.open("wb") as sink:
         proc = await anyio.open_process(
@@ -149,16 +157,25 @@ async def run_suite(mode: str, *args: str, scenario: str, out: Path) -> Verdict:
                     os.killpg(proc.pid, signal.SIGKILL)
                 await proc.wait()
                 await proc.aclose()
-    return _verdict(scenario, proc.returncode if proc.returncode is not None else -1, out, log)
+    code = proc.returncode if proc.returncode is not None else -1
+    return code, log.read_bytes().decode("utf-8", errors="replace")
 
 
 async def run_client_scenario(scenario: str, out: Path) -> Verdict:
     """Client mode: the suite serves ``scenario`` and runs tests/conformance/client.py against it."""
-    return await run_suite(
-        "client", "--command", client_command(), "--timeout", str(CLIENT_TIMEOUT_MS), scenario=scenario, out=out
-    )
+    args = ("--command", client_command(), "--timeout", str(CLIENT_TIMEOUT_MS), "--scenario", scenario)
+    code, output = await run_suite("client", *args, out=out)
+    checks = _read_checks(out, "")
+    assert scenario in checks, f"the suite wrote no checks for {scenario} under {out} (exit code {code}):\n{output}"
+    return Verdict(scenario, code, checks[scenario], output)
 
 
-async def run_server_scenario(url: str, scenario: str, out: Path) -> Verdict:
-    """Server mode: the suite connects to ``url`` as a client and runs ``scenario`` against it."""
-    return await run_suite("server", "--url", url, scenario=scenario, out=out)
+async def run_server_suite(url: str, out: Path) -> dict[str, Verdict]:
+    """Server mode: the suite connects to ``url`` as a client and runs every active server scenario.
+
+    One run for all of them (Node starts once); each verdict is judged by its own checks.
+    """
+    code, output = await run_suite("server", "--url", url, out=out)
+    checks = _read_checks(out, "server-")
+    assert checks, f"the suite wrote no checks under {out} (exit code {code}):\n{output}"
+    return {scenario: Verdict(scenario, None, found, output) for scenario, found in checks.items()}
