@@ -121,10 +121,14 @@ def _prepare(mode: str, args: tuple[str, ...], out: Path) -> list[str]:
 
 
 def _read_checks(out: Path, prefix: str) -> dict[str, list[dict[str, Any]]]:
-    """Scenario -> its checks, from ``<out>/<prefix><scenario>-<time>/checks.json``."""
+    """Scenario -> its checks, from ``<out>/<prefix><scenario>-<time>/checks.json``.
+
+    A scenario name may hold a slash (``auth/metadata-default``): its folder is then nested.
+    """
     found: dict[str, list[dict[str, Any]]] = {}
-    for path in sorted(out.glob("*/checks.json")):
-        named = re.fullmatch(rf"{prefix}(.+)-\d{{4}}-\d\d-\d\dT[\d-]+Z", path.parent.name)
+    for path in sorted(out.rglob("checks.json")):
+        folder = path.parent.relative_to(out).as_posix()
+        named = re.fullmatch(rf"{prefix}(.+)-\d{{4}}-\d\d-\d\dT[\d-]+Z", folder)
         assert named, f"unexpected results folder {path.parent}"
         found[named.group(1)] = json.loads(path.read_text(encoding="utf-8"))
     return found

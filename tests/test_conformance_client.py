@@ -3,8 +3,10 @@
 For each client scenario that applies to a host of tools, `conformance client` serves the
 scenario, runs tests/conformance/client.py (a `ToolRegistry` connected with
 `McpServer.http`) against it, and checks what reached its server. The verdict is the
-suite's own; these tests only read it. The OAuth scenarios (`auth/*`) are not run: see
-docs/conformance.md.
+suite's own; these tests only read it. Of the OAuth scenarios (`auth/*`, the SDK's
+`OAuthClientProvider` handed to `McpServer.http(auth=...)`), four that cover registration,
+pre-registration, URL-based client ids and a scope step-up mid-session run here; the rest
+are listed in docs/conformance.md.
 """
 
 from __future__ import annotations
@@ -19,6 +21,10 @@ SCENARIOS: dict[str, set[str]] = {
     "initialize": {"mcp-client-initialization"},
     "tools_call": {"tool-add-numbers"},
     "sse-retry": {"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"},
+    "auth/metadata-default": {"client-registration", "pkce-verifier-matches-challenge", "valid-bearer-token"},
+    "auth/pre-registration": {"pre-registration-auth", "token-request", "valid-bearer-token"},
+    "auth/basic-cimd": {"cimd-client-id-used", "token-request", "valid-bearer-token"},
+    "auth/scope-step-up": {"scope-step-up-initial", "scope-step-up-escalation", "valid-bearer-token"},
 }
 """Scenario -> the checks that must succeed (a client that does nothing makes some scenarios pass with no checks)."""
 

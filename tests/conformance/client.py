@@ -16,6 +16,7 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 import mcp_types
+from _oauth import headless_oauth
 
 from toolmesh import ElicitationRequest, McpServer, ToolRegistry, ToolResult
 
@@ -65,16 +66,24 @@ SCENARIOS: dict[str, Scenario] = {
 }
 
 
+async def authorized(registry: ToolRegistry) -> None:
+    """OAuth scenarios: connecting (through the authorization flow) and calling each tool is the test."""
+    for name in registry.names():
+        await registry.dispatch(name, {})
+
+
 async def run(scenario: str, url: str) -> None:
     asks_user = scenario.startswith("elicitation")
+    auth = headless_oauth(url) if scenario.startswith("auth/") else None
+    server = McpServer.http("conformance", url, auth=auth, prefix=False, timeout=30, call_timeout=30)
     async with ToolRegistry(elicitation=accept_as_shown) if asks_user else ToolRegistry() as registry:
-        await registry.connect(McpServer.http("conformance", url, prefix=False, timeout=30, call_timeout=30))
-        await SCENARIOS[scenario](registry)
+        await registry.connect(server)
+        await SCENARIOS.get(scenario, authorized)(registry)
 
 
 def main(argv: list[str]) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
-    if len(argv) < 2 or scenario not in SCENARIOS:
+    if len(argv) < 2 or not (scenario in SCENARIOS or scenario.startswith("auth/")):
         print(f"usage: MCP_CONFORMANCE_SCENARIO=<{'|'.join(SCENARIOS)}> client.py URL", file=sys.stderr)
         return 2
     try:
