@@ -15,7 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from _conformance import missing, run_client_scenario
+from _conformance import PYTEST_TIMEOUT, missing, run_client_scenario
+
+pytestmark = pytest.mark.timeout(PYTEST_TIMEOUT)
 
 SCENARIOS: dict[str, set[str]] = {
     "initialize": {"mcp-client-initialization"},

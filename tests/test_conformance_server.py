@@ -13,8 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from _conformance import Verdict, run_server_suite
+from _conformance import PYTEST_TIMEOUT, Verdict, run_server_suite
 from _servers import FIXTURES, http_server
+
+pytestmark = pytest.mark.timeout(PYTEST_TIMEOUT)
 
 CONFORMANCE_SERVER = FIXTURES / "conformance_server.py"
 
