@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ServerConfigError
-from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT, MCP_SERVER_LABEL, MCP_WIRE_NAME
+from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT, MCP_SERVER_LABEL, MCP_TASK_ID, MCP_WIRE_NAME
 from ._config import McpServer, McpServerOptions
 from ._hosts import check_allowed_hosts, redact_url
 
@@ -17,6 +17,7 @@ __all__ = [
     "MCP_META",
     "MCP_RESULT",
     "MCP_SERVER_LABEL",
+    "MCP_TASK_ID",
     "MCP_WIRE_NAME",
     "ConnectionState",
     "McpConnection",

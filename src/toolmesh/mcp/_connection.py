@@ -34,7 +34,7 @@ from .._context import ToolContext
 from .._errors import ErrorKind, ServerConnectionError, ToolExecutionError
 from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT
 from .._output import ToolOutput, truncate_text
-from . import _convert, _errors
+from . import _convert, _errors, _tasks
 from ._catalog import discover_tools
 from ._secrets import LOG_GUARD, Secrets
 from ._server_log import ServerLog
@@ -295,16 +295,15 @@ class McpConnection:
     async def call_tool(self, entry: McpEntry, arguments: dict[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
         """Send ``tools/call`` with the row's wire name; the raw result goes on ``ctx.metadata``.
 
-        The request goes through the SDK session's ``send_request``, not
-        ``Client.call_tool``: that one checks ``structuredContent`` with Python's
-        backtracking ``re`` and first sends its own ``tools/list`` when its session has not
-        listed the tool (after a reconnect). The row checks the result instead
-        (``McpEntry.check_output``, on RE2), so a call never waits on a hidden listing.
-        Every failure's text names the row (the tool the model called), not the wire name.
+        Through the SDK session's ``send_request`` (``_tasks.send``, which runs a task to its
+        result), not ``Client.call_tool``, which checks ``structuredContent`` with backtracking
+        ``re`` and may first send its own ``tools/list``: the row checks it (``check_output``,
+        RE2). Every failure's text names the row (the tool the model called), not the wire name.
 
         Raises:
             ToolExecutionError: ``upstream_error`` for an ``isError`` result (the server's
-                text as model feedback) or an outputSchema mismatch, ``not_found`` when
+                text as model feedback), an outputSchema mismatch or a task that ended
+                ``failed`` or ``cancelled``, ``not_found`` when
                 the server no longer offers the tool, ``unavailable`` when the session is
                 lost, and the mapped kind of any other failure.
         """
@@ -326,7 +325,9 @@ class McpConnection:
         )
         with exchange() as sent:
             try:
-                raw = await client.session.send_request(request, mcp_types.CallToolResult, progress_callback=progress)
+                raw = await _tasks.send(client, request, entry, ctx, progress)  # a task runs to its result
+            except ToolExecutionError as exc:  # a task that ended failed or cancelled
+                raise self._secrets.redact_exception(exc) from None
             except Exception as exc:
                 raise self._call_error(exc, session, sent, entry.name) from exc
         raw = self._redact_result(entry, raw)

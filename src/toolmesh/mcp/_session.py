@@ -43,6 +43,7 @@ from . import _errors, _wire
 from ._secrets import Secrets
 from ._server_log import ServerLog
 from ._stdio import stdio_transport
+from ._tasks import TasksExtension
 from ._wire import _EXCHANGE, Exchange, exchange
 
 if TYPE_CHECKING:
@@ -264,7 +265,13 @@ class Session:
             # direct in-process path has no framing and drops handshake-era notifications).
             assert spec.server_object is not None  # checked when the spec was made
             mode = "2026-07-28" if spec.protocol == "2026-07-28" else "legacy"
-            client = Client(spec.server_object, mode=mode, client_info=_CLIENT_INFO, message_handler=self._on_message)
+            client = Client(
+                spec.server_object,
+                mode=mode,
+                client_info=_CLIENT_INFO,
+                message_handler=self._on_message,
+                extensions=[TasksExtension()],
+            )
             return await stack.enter_async_context(client)
         if spec.transport == "stdio":
             params = StdioServerParameters(
@@ -294,7 +301,13 @@ class Session:
             # One SSE event may be as large as a whole answer; _BoundedTransport bounds the answer.
             events = spec.max_result_bytes + 1
             target = _guarded(streamable_http_client(spec.url or "", http_client=http, max_sse_event_size=events))
-        client = Client(target, mode=_MODES[spec.protocol], client_info=_CLIENT_INFO, message_handler=self._on_message)
+        client = Client(
+            target,
+            mode=_MODES[spec.protocol],
+            client_info=_CLIENT_INFO,
+            message_handler=self._on_message,
+            extensions=[TasksExtension()],
+        )
         return await stack.enter_async_context(client)
 
     def _on_fault(self, reason: str) -> None:
