@@ -280,20 +280,17 @@ async def test_the_registry_default_elicitation_answers_when_the_call_has_none()
     async def default(request: ElicitationRequest) -> mcp_types.ElicitResult:
         return mcp_types.ElicitResult(action="decline")
 
-    class WithDefault(ToolRegistry):
-        @property
-        def _default_elicitation(self) -> Any:
-            return default
-
     @tool
     async def ask(ctx: ToolContext[None]) -> str:
         assert ctx.elicitation is not None
         params = mcp_types.ElicitRequestURLParams(message="Sign in", url="https://example.invalid/login")
         return (await ctx.elicitation(ElicitationRequest(params, ctx.call_id, ctx.tool_name, None))).action
 
-    registry = WithDefault()
+    registry = ToolRegistry(elicitation=default)
     registry.register(ask)
     events = await _all(registry.stream("ask"))
+    assert [type(e) for e in events] == [ElicitationEvent, ResultEvent]
+    events = await _all(registry.snapshot().stream("ask"))
     assert [type(e) for e in events] == [ElicitationEvent, ResultEvent]
     assert events[-1].result.output.blocks == [Text("decline")]  # type: ignore[union-attr]
 

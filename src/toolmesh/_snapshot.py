@@ -139,13 +139,15 @@ class Catalog:
 
     @property
     def _default_elicitation(self) -> ElicitationCallback | None:
-        """The elicitation callback for calls whose context has none (the registry's); none yet."""
-        return None
+        """The elicitation callback for calls whose context has none: the registry's ``elicitation``."""
+        callbacks = self._settings.callbacks
+        return callbacks.elicitation if callbacks is not None else None
 
     @property
     def _default_sampling(self) -> SamplingCallback | None:
-        """The sampling callback for calls whose context has none (the registry's); none yet."""
-        return None
+        """The sampling callback for calls whose context has none: the registry's ``sampling``."""
+        callbacks = self._settings.callbacks
+        return callbacks.sampling if callbacks is not None else None
 
     async def _not_found(self, name: object, ctx: ToolContext[Any] | None) -> ToolResult:
         missing = await self._missing_off_loop(name)

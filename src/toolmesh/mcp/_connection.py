@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
@@ -34,15 +34,15 @@ from .._context import ToolContext
 from .._errors import ErrorKind, ServerConnectionError, ToolExecutionError
 from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT
 from .._output import ToolOutput, truncate_text
-from . import _convert, _errors, _tasks
+from . import _convert, _errors
 from ._catalog import discover_tools
+from ._input_rounds import send_call
 from ._secrets import LOG_GUARD, Secrets
 from ._server_log import ServerLog
 from ._session import Exchange, Session, exchange
 
 if TYPE_CHECKING:
-    from mcp.shared.dispatcher import ProgressFnT
-
+    from .._asking import HostCallbacks
     from .._entries import McpEntry
     from ._config import McpServer
 
@@ -67,12 +67,16 @@ class McpConnection:
     ``instructions``.
     """
 
-    def __init__(self, spec: McpServer, task_group: anyio.abc.TaskGroup) -> None:
+    def __init__(
+        self, spec: McpServer, task_group: anyio.abc.TaskGroup, callbacks: HostCallbacks | None = None
+    ) -> None:
         """Args:
         spec: The server's spec.
         task_group: Where supervisor and reconnect tasks run (the registry's).
+        callbacks: The registry's default callbacks, declared as capabilities.
         """
         self.spec = spec
+        self._callbacks = callbacks
         self.label: str = spec.label
         self._task_group = task_group
         self._session: Session | None = None
@@ -119,7 +123,9 @@ class McpConnection:
 
     def _start(self) -> Session:
         self._generation += 1
-        session = Session(self.spec, self._generation, self._tools_changed, server_log=self.server_log)
+        session = Session(
+            self.spec, self._generation, self._tools_changed, server_log=self.server_log, callbacks=self._callbacks
+        )
         self._task_group.start_soon(self._run_session, session, name=f"toolmesh MCP session {self.label!r}")
         return session
 
@@ -295,10 +301,10 @@ class McpConnection:
     async def call_tool(self, entry: McpEntry, arguments: dict[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
         """Send ``tools/call`` with the row's wire name; the raw result goes on ``ctx.metadata``.
 
-        Through the SDK session's ``send_request`` (``_tasks.send``, which runs a task to its
-        result), not ``Client.call_tool``, which checks ``structuredContent`` with backtracking
-        ``re`` and may first send its own ``tools/list``: the row checks it (``check_output``,
-        RE2). Every failure's text names the row (the tool the model called), not the wire name.
+        Through the SDK session's ``send_request`` (``_input_rounds.send_call``, which answers
+        input rounds and runs a task to its result), not ``Client.call_tool``, which checks
+        ``structuredContent`` with backtracking ``re`` and may first send its own ``tools/list``:
+        the row checks it (``check_output``, RE2). Failures name the row the model called.
 
         Raises:
             ToolExecutionError: ``upstream_error`` for an ``isError`` result (the server's
@@ -316,17 +322,10 @@ class McpConnection:
             raise exc.with_model_feedback(
                 f"The tool {entry.name!r} is unavailable right now (its server could not be reached).{later}"
             ) from exc.__cause__
-        client = session.client
-        assert client is not None
-        # ctx.progress has ProgressFnT's signature; the SDK types it as a Protocol.
-        progress = cast("ProgressFnT | None", ctx.progress)
-        request = mcp_types.CallToolRequest(
-            params=mcp_types.CallToolRequestParams(name=entry.wire_name, arguments=arguments)
-        )
         with exchange() as sent:
             try:
-                raw = await _tasks.send(client, request, entry, ctx, progress)  # a task runs to its result
-            except ToolExecutionError as exc:  # a task that ended failed or cancelled
+                raw = await send_call(session, entry, arguments, ctx)  # input rounds and tasks run to the result
+            except ToolExecutionError as exc:  # a task that ended badly, input that could not be given
                 raise self._secrets.redact_exception(exc) from None
             except Exception as exc:
                 raise self._call_error(exc, session, sent, entry.name) from exc

@@ -110,7 +110,6 @@ class _CancelTask(mcp_types.Request[_TaskIdParams, Literal["tasks/cancel"]]):
     params: _TaskIdParams
 
 
-_CALL_OR_TASK: TypeAdapter[mcp_types.CallToolResult | CreatedTask] = TypeAdapter(mcp_types.CallToolResult | CreatedTask)
 _ANY: TypeAdapter[Any] = TypeAdapter(Any)
 _INPUT_REQUESTS: TypeAdapter[dict[str, mcp_types.InputRequest]] = TypeAdapter(dict[str, mcp_types.InputRequest])
 _MAX_INPUTS = 10
@@ -339,7 +338,7 @@ async def send(
     ctx: ToolContext[Any],
     progress: ProgressFnT | None,
 ) -> mcp_types.CallToolResult:
-    """Send a row's ``tools/call``; when it becomes a task, poll it to its result.
+    """Send a row's ``tools/call`` on a 2025-11-25 session; when it runs as a task, poll it to its result.
 
     Raises:
         ToolExecutionError: ``upstream_error`` when the task ends ``failed`` or ``cancelled``.
@@ -348,14 +347,22 @@ async def send(
     session = client.session
     if runs_as_task(entry, ctx, client):
         return await _legacy(_Run(ctx, entry, session), request, progress)
-    if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
-        return await session.send_request(request, mcp_types.CallToolResult, progress_callback=progress)
-    answer = await session.send_request(request, _CALL_OR_TASK, progress_callback=progress)
-    if isinstance(answer, mcp_types.CallToolResult):
-        return answer
+    return await session.send_request(request, mcp_types.CallToolResult, progress_callback=progress)
+
+
+async def resolve(
+    client: Client, answer: CreatedTask, entry: McpEntry, ctx: ToolContext[Any]
+) -> mcp_types.CallToolResult:
+    """Poll a task a 2026-07-28 server answered a ``tools/call`` with to its result (the extension's claim).
+
+    Raises:
+        ToolExecutionError: ``upstream_error`` when the task ends ``failed`` or ``cancelled``.
+        Exception: whatever the SDK raises for the requests (the caller maps it).
+    """
+    session = client.session
     token = _CURRENT.set(_Run(ctx, entry, session))
     try:
-        claim = ClaimContext(session=session, tool_name=request.params.name, read_timeout_seconds=None)
+        claim = ClaimContext(session=session, tool_name=entry.wire_name, read_timeout_seconds=None)
         return await TasksExtension.CLAIM.resolve(answer, claim)
     finally:
         _CURRENT.reset(token)
