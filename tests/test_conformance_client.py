@@ -23,6 +23,9 @@ SCENARIOS: dict[str, set[str]] = {
     "initialize": {"mcp-client-initialization"},
     "tools_call": {"tool-add-numbers"},
     "sse-retry": {"client-sse-graceful-reconnect", "client-sse-retry-timing", "client-sse-last-event-id"},
+    "elicitation-sep1034-client-defaults": {
+        f"client-elicitation-sep1034-{kind}-default" for kind in ("string", "integer", "number", "enum", "boolean")
+    },
     "auth/metadata-default": {"client-registration", "pkce-verifier-matches-challenge", "valid-bearer-token"},
     "auth/pre-registration": {"pre-registration-auth", "token-request", "valid-bearer-token"},
     "auth/basic-cimd": {"cimd-client-id-used", "token-request", "valid-bearer-token"},

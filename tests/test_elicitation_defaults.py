@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import json
+
+import anyio
 import mcp_types
 
+from _servers import FIXTURES, fixture_server
+from toolmesh import ElicitationRequest, McpServer, ToolRegistry
 from toolmesh.mcp._elicit_defaults import form_defaults, with_form_defaults
 
 SCHEMA = {
@@ -56,3 +61,23 @@ def test_declined_cancelled_and_url_answers_are_left_alone() -> None:
     url = mcp_types.ElicitRequestURLParams(message="Sign in", url="https://example.com/login", elicitation_id="e1")
     accepted = mcp_types.ElicitResult(action="accept")
     assert with_form_defaults(url, accepted) is accepted
+
+
+async def test_a_server_gets_the_defaults_the_hosts_callback_left_out() -> None:
+    """End to end: the host accepts the form with nothing filled in; the server reads every default."""
+    asked: list[ElicitationRequest] = []
+
+    async def accept_as_shown(request: ElicitationRequest) -> mcp_types.ElicitResult:
+        asked.append(request)
+        return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
+
+    server = McpServer.in_process("conf", fixture_server(FIXTURES / "conformance_server.py"), prefix=False)
+    async with ToolRegistry(elicitation=accept_as_shown) as registry:
+        await registry.connect(server)
+        with anyio.fail_after(30):
+            result = await registry.dispatch("test_elicitation_sep1034_defaults", {})
+    assert result.disposition == "succeeded", result.presentation.as_text()
+    said = result.output.structured["result"]  # "Elicitation completed: action=accept, content={...}"
+    answered = json.loads(said.partition("content=")[2])
+    assert answered == {"name": "Ada", "age": 30, "score": 95.5, "status": "active", "verified": True}
+    assert len(asked) == 1 and asked[0].tool_name == "test_elicitation_sep1034_defaults"
