@@ -84,7 +84,7 @@ async def run(scenario: str, url: str) -> None:
 def main(argv: list[str]) -> int:
     scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
     if len(argv) < 2 or not (scenario in SCENARIOS or scenario.startswith("auth/")):
-        print(f"usage: MCP_CONFORMANCE_SCENARIO=<{'|'.join(SCENARIOS)}> client.py URL", file=sys.stderr)
+        print(f"usage: MCP_CONFORMANCE_SCENARIO=<{'|'.join(SCENARIOS)}|auth/...> client.py URL", file=sys.stderr)
         return 2
     try:
         anyio.run(run, scenario, argv[-1])
