@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 	bash scripts/install_npm_tools.sh
+	bash scripts/install_conformance.sh
 
 demo: install
 	$(BIN)/python examples/demo.py
@@ -41,4 +42,4 @@ bench: install
 	$(BIN)/python bench/scale.py
 
 clean:
-	rm -rf $(VENV) .npm-tools .site
+	rm -rf $(VENV) .npm-tools .conformance .site
