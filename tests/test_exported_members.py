@@ -49,6 +49,7 @@ PUBLIC_MODULES = (
     "toolmesh.hooks",
     "toolmesh.policy",
     "toolmesh.mcp",
+    "toolmesh.gateway",
     "toolmesh.providers",
     *(
         f"toolmesh.providers.{info.name}"
@@ -56,7 +57,7 @@ PUBLIC_MODULES = (
         if not info.name.startswith("_")
     ),
 )
-"""The public modules: the package, hooks, policy, mcp and every provider format."""
+"""The public modules: the package, hooks, policy, mcp, gateway and every provider format."""
 
 
 def _walk() -> list[str]:

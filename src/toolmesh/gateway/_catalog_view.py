@@ -1,0 +1,122 @@
+"""One profile's view of a registry: the rows it serves, as a snapshot and as MCP tools.
+
+A profile shows every row the gateway's row rules (``AllowTools``, ``DenyServers``,
+``DenyAnnotated``, ... among its hooks) allow and its own predicate accepts, except
+rows no MCP client could call: hosted rows (the provider runs them) and task-only
+rows (``is_advertised``). Both the snapshot and the MCP listing are built once per
+catalog version: ``invalidate`` (called on every ``CatalogChange``) drops them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+import mcp_types
+
+from .._capabilities import ToolAnnotations
+from .._entries import Entry, HostedEntry, McpEntry, is_advertised
+from .._hook_actions import Hook
+from .._policy_rules import _RowRule
+from .._registry import ToolRegistry
+from .._snapshot import ToolSnapshot
+
+__all__ = ["CatalogView", "RowPredicate", "mcp_tool", "row_rules"]
+
+RowPredicate = Callable[[Entry], bool]
+"""Whether a profile shows a row."""
+
+
+def row_rules(hooks: Iterable[Hook]) -> tuple[Callable[[Entry], bool], ...]:
+    """The hooks that decide by the row alone, as predicates "the rule lets this row be called"."""
+    return tuple(_allows(hook) for hook in hooks if isinstance(hook, _RowRule))
+
+
+def _allows(rule: _RowRule) -> Callable[[Entry], bool]:
+    return lambda entry: rule.refusal(entry) is None
+
+
+def _annotations(hints: ToolAnnotations | None) -> mcp_types.ToolAnnotations | None:
+    if hints is None:
+        return None
+    return mcp_types.ToolAnnotations(
+        title=hints.title,
+        read_only_hint=hints.read_only,
+        destructive_hint=hints.destructive,
+        idempotent_hint=hints.idempotent,
+        open_world_hint=hints.open_world,
+    )
+
+
+def mcp_tool(row: Entry) -> mcp_types.Tool:
+    """What ``tools/list`` shows of ``row`` under its model-visible name.
+
+    An MCP row is its server's own ``Tool`` renamed, so every field the server sent
+    (title, annotations, icons, execution, ``_meta``, schemas) passes through as it
+    came; other rows are built from their definition and capabilities.
+    """
+    if isinstance(row, McpEntry):
+        if row.tool.name == row.name:
+            return row.tool
+        return row.tool.model_copy(update={"name": row.name})
+    definition, capabilities = row.definition, row.capabilities
+    fields: dict[str, Any] = {
+        "name": row.name,
+        "description": definition.description or None,
+        "input_schema": dict(definition.parameters),
+        "output_schema": dict(definition.output_schema) if definition.output_schema is not None else None,
+        "title": capabilities.title,
+        "annotations": _annotations(capabilities.annotations),
+        "icons": [mcp_types.Icon.model_validate(icon) for icon in capabilities.icons] or None,
+        "meta": dict(capabilities.meta) if capabilities.meta else None,
+    }
+    if capabilities.task_support is not None:
+        fields["execution"] = mcp_types.ToolExecution(task_support=capabilities.task_support.value)
+    return mcp_types.Tool(**{key: value for key, value in fields.items() if value is not None})
+
+
+class CatalogView:
+    """The rows one profile serves, cached until the catalog changes."""
+
+    __slots__ = ("_predicate", "_registry", "_rules", "_snapshot", "_tools")
+
+    def __init__(
+        self, registry: ToolRegistry, predicate: RowPredicate | None, rules: tuple[Callable[[Entry], bool], ...]
+    ) -> None:
+        self._registry = registry
+        self._predicate = predicate
+        self._rules = rules
+        self._snapshot: ToolSnapshot | None = None
+        self._tools: list[mcp_types.Tool] | None = None
+
+    def invalidate(self) -> None:
+        """Forget the cached rows: the catalog changed."""
+        self._snapshot = None
+        self._tools = None
+
+    def shows(self, row: Entry) -> bool:
+        """Whether this profile serves ``row``."""
+        if isinstance(row, HostedEntry) or not is_advertised(row):
+            return False
+        if not all(rule(row) for rule in self._rules):
+            return False
+        return self._predicate is None or bool(self._predicate(row))
+
+    def snapshot(self) -> ToolSnapshot:
+        """The profile's rows, frozen: what ``tools/call`` dispatches against."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            rows = self._registry.entries()
+            if self._predicate is None and not self._rules and all(self.shows(row) for row in rows):
+                snapshot = self._registry.snapshot()
+            else:
+                snapshot = self._registry.snapshot([row.name for row in rows if self.shows(row)])
+            self._snapshot = snapshot
+        return snapshot
+
+    def tools(self) -> list[mcp_types.Tool]:
+        """The profile's rows as MCP tools, in catalog order."""
+        tools = self._tools
+        if tools is None:
+            tools = self._tools = [mcp_tool(row) for row in self.snapshot().entries()]
+        return tools

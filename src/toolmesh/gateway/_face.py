@@ -1,0 +1,227 @@
+"""The MCP face of one profile: the SDK's low-level ``Server`` whose handlers are the catalog.
+
+``tools/list`` pages the profile's rows (``CatalogView``) as MCP tools; ``tools/call``
+runs one ``ToolCall`` through ``run_tool_calls`` with the gateway's hooks (policy
+included) against the profile's snapshot, so a row outside the profile is unknown.
+The call's ``ToolContext`` reaches back to the client that made it: progress goes to
+that request (``notifications/progress`` under the client's token), elicitation and
+sampling become requests to that client, and cancelling the request cancels the
+dispatch (and with it the upstream call). A request's W3C trace context (``_meta``'s
+``traceparent``) is the parent of the dispatch's span.
+
+Tool-list changes reach every client: handshake-era (2025-11-25) connections are
+kept (``_Sessions``) and each is sent ``notifications/tools/list_changed``;
+2026-07-28 clients hear it on ``subscriptions/listen`` streams, through the face's
+subscription bus.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+import anyio
+import mcp_types
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.lowlevel.server import NotificationOptions, Server
+from mcp.server.models import InitializationOptions
+from mcp.server.session import ServerSession
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.shared._otel import extract_trace_context
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+
+from .._calls import ToolCall
+from .._context import ElicitationRequest, SamplingRequest, ToolContext, new_call_id
+from .._hook_stack import HookStack
+from .._turn import run_tool_calls
+from ._catalog_view import CatalogView
+from ._results import call_result
+from ._upstream import Upstream
+
+__all__ = ["ProfileFace"]
+
+logger = logging.getLogger("toolmesh.gateway")
+
+PAGE_SIZE = 500
+"""Tools per ``tools/list`` page."""
+_NOTIFY_TIMEOUT = 10.0
+"""Seconds one client may take to accept a list-changed notification before it is skipped."""
+
+
+class _GatewayServer(Server[Any]):
+    """The SDK's low-level server, advertising ``listChanged`` to handshake-era clients too."""
+
+    def create_initialization_options(
+        self,
+        notification_options: NotificationOptions | None = None,
+        experimental_capabilities: dict[str, dict[str, Any]] | None = None,
+        extensions: dict[str, dict[str, Any]] | None = None,
+    ) -> InitializationOptions:
+        options = notification_options or NotificationOptions(
+            tools_changed=True, resources_changed=True, prompts_changed=True
+        )
+        return super().create_initialization_options(options, experimental_capabilities, extensions)
+
+
+class _Sessions:
+    """The handshake-era connections of one face, kept until each connection closes.
+
+    The SDK hands handlers a per-request ``ServerSession``; its connection-wide channel
+    (the one a list-changed notification travels on) is the same for every request of
+    a connection, so one session per connection is kept, keyed by the connection.
+    Reading the connection off the session is the one place this module touches an SDK
+    private attribute (``ServerSession._connection``): the SDK offers no other handle.
+    """
+
+    def __init__(self) -> None:
+        self._by_connection: dict[int, ServerSession] = {}
+
+    def remember(self, session: ServerSession) -> None:
+        connection = getattr(session, "_connection", None)
+        if connection is None:
+            return
+        key = id(connection)
+        if key in self._by_connection:
+            return
+        self._by_connection[key] = session
+        connection.exit_stack.callback(self._by_connection.pop, key, None)
+
+    def __len__(self) -> int:
+        return len(self._by_connection)
+
+    def all(self) -> list[ServerSession]:
+        return list(self._by_connection.values())
+
+
+def _cursor_offset(cursor: str | None, total: int) -> int:
+    if cursor is None:
+        return 0
+    if not cursor.isdigit() or int(cursor) > total:
+        raise MCPError(mcp_types.INVALID_PARAMS, f"invalid cursor {cursor[:40]!r}: list again from the start")
+    return int(cursor)
+
+
+class ProfileFace:
+    """One profile served as an MCP server: its ``server`` and its list-changed fan-out."""
+
+    def __init__(
+        self,
+        profile: str,
+        view: CatalogView,
+        hooks: HookStack,
+        upstream: Upstream,
+        *,
+        name: str,
+        instructions: str | None,
+    ) -> None:
+        self.profile = profile
+        self.view = view
+        self._hooks = hooks
+        self._sessions = _Sessions()
+        self.bus = InMemorySubscriptionBus()
+        """Where 2026-07-28 ``subscriptions/listen`` streams hear of changes."""
+        self.listen = ListenHandler(self.bus)
+        self.server: Server[Any] = _GatewayServer(
+            name,
+            instructions=instructions,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+            on_subscriptions_listen=self.listen,
+            **upstream.handlers(),
+        )
+        self.server.middleware.append(self._remember)
+
+    def __repr__(self) -> str:
+        return f"ProfileFace({self.profile!r}, legacy_sessions={len(self._sessions)})"
+
+    async def _remember(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self._sessions.remember(ctx.session)
+        return await call_next(ctx)
+
+    async def notify_tools_changed(self) -> None:
+        """Tell every connected client of this profile that its tool list changed."""
+        for session in self._sessions.all():
+            with anyio.move_on_after(_NOTIFY_TIMEOUT):
+                try:
+                    await session.send_tool_list_changed()
+                except Exception as exc:  # a client gone away: it no longer needs telling
+                    logger.debug("profile %r: a client could not be told of a list change: %r", self.profile, exc)
+        await self.bus.publish(ToolsListChanged())
+
+    # -- tools -------------------------------------------------------------------
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+    ) -> mcp_types.ListToolsResult:
+        tools = self.view.tools()
+        start = _cursor_offset(params.cursor if params is not None else None, len(tools))
+        end = start + PAGE_SIZE
+        next_cursor = str(end) if end < len(tools) else None
+        return mcp_types.ListToolsResult(tools=tools[start:end], next_cursor=next_cursor)
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult:
+        snapshot = self.view.snapshot()
+        call = ToolCall.from_arguments(new_call_id(), params.name, params.arguments)
+        parent = extract_trace_context(ctx.meta)
+        token = None
+        if parent is not None and not trace.get_current_span().get_span_context().is_valid:
+            token = otel_context.attach(parent)  # the SDK's own span is off: continue the caller's trace here
+        try:
+            turn = await run_tool_calls(
+                snapshot, [call], ctx_factory=lambda c: self._context(c, ctx), hooks=self._hooks, max_concurrency=1
+            )
+        finally:
+            if token is not None:
+                otel_context.detach(token)
+        return call_result(turn.results[0], snapshot.get(params.name))
+
+    def _context(self, call: ToolCall, request: ServerRequestContext[Any, Any]) -> ToolContext[Any]:
+        """The call's context: progress, elicitation and sampling reach the client that called."""
+        meta = request.meta or {}
+        progress = _progress_to(request.session) if meta.get("progress_token") is not None else None
+        ctx: ToolContext[Any] = ToolContext(call_id=call.id, progress=progress)
+        if request.session.can_send_request:
+            ctx.elicitation = _elicitation_to(request)
+            ctx.sampling = _sampling_to(request)
+        return ctx
+
+
+def _progress_to(session: ServerSession) -> Callable[[float, float | None, str | None], Awaitable[None]]:
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        await session.report_progress(value, total, message)
+
+    return progress
+
+
+def _elicitation_to(
+    request: ServerRequestContext[Any, Any],
+) -> Callable[[ElicitationRequest], Awaitable[mcp_types.ElicitResult]]:
+    metadata = ServerMessageMetadata(related_request_id=request.request_id)
+
+    async def elicit(asked: ElicitationRequest) -> mcp_types.ElicitResult:
+        return await request.session.send_request(
+            mcp_types.ElicitRequest(params=asked.params), mcp_types.ElicitResult, metadata=metadata
+        )
+
+    return elicit
+
+
+def _sampling_to(
+    request: ServerRequestContext[Any, Any],
+) -> Callable[[SamplingRequest], Awaitable[mcp_types.CreateMessageResult]]:
+    metadata = ServerMessageMetadata(related_request_id=request.request_id)
+
+    async def sample(asked: SamplingRequest) -> mcp_types.CreateMessageResult:
+        return await request.session.send_request(
+            mcp_types.CreateMessageRequest(params=asked.params), mcp_types.CreateMessageResult, metadata=metadata
+        )
+
+    return sample

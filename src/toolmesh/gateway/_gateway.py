@@ -1,0 +1,235 @@
+"""McpGateway: a registry served as MCP servers, one per profile, over stdio or Streamable HTTP.
+
+The gateway composes what the library already does: rows come from the registry,
+calls go through ``run_tool_calls`` with the gateway's hooks, names are the registry's
+model-visible names. It owns no upstream session: the registry (owned by the caller)
+does, and closes them when it is closed.
+"""
+
+from __future__ import annotations
+
+import re
+import socket
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server.lowlevel.server import Server
+from starlette.applications import Starlette
+
+from .._changes import CatalogChange
+from .._entries import Entry
+from .._errors import ConfigurationError
+from .._hook_actions import Hook
+from .._hook_stack import HookStack
+from .._registry import ToolRegistry
+from ._catalog_view import CatalogView, row_rules
+from ._face import ProfileFace
+from ._http import HttpSettings, build_app
+from ._upstream import Upstream
+
+__all__ = ["McpGateway"]
+
+DEFAULT_PROFILE = "default"
+_PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+_GRACEFUL_SHUTDOWN = 5
+"""Seconds open HTTP streams get to end when ``serve_http`` stops, before they are cut."""
+
+
+class _QuietServer(uvicorn.Server):
+    """uvicorn without its own signal handlers: the caller decides when serving stops (by cancelling)."""
+
+    def capture_signals(self) -> Any:
+        from contextlib import nullcontext
+
+        return nullcontext()
+
+
+class McpGateway:
+    """A registry served as MCP: ``tools/*`` of its rows, ``resources/*`` and ``prompts/*`` of its servers.
+
+    Each profile is one MCP server: ``"default"`` serves every row the hooks' row rules
+    (``AllowTools``, ``DenyServers``, ``DenyAnnotated``, ...) allow; another profile serves
+    the rows of the default profile its predicate accepts.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        profiles: Mapping[str, Callable[[Entry], bool]] | None = None,
+        hooks: Sequence[Hook] = (),
+        name: str = "toolmesh",
+        instructions: str | None = None,
+    ) -> None:
+        """Args:
+        registry: The catalog to serve (its owner opens and closes it).
+        profiles: Named subsets, by row predicate; each is served at ``{path}/<name>``.
+        hooks: Hooks every call goes through (policy included), in order.
+        name: The server name clients are told.
+        instructions: Instructions for the model, sent to clients.
+
+        Raises:
+            ConfigurationError: for a profile named ``"default"`` or a name that cannot
+                be a URL path segment, a predicate that is not callable, or a hook that
+                is not a hook.
+        """
+        predicates: dict[str, Callable[[Entry], bool] | None] = {DEFAULT_PROFILE: None}
+        for profile, predicate in (profiles or {}).items():
+            if profile == DEFAULT_PROFILE:
+                raise ConfigurationError(
+                    "McpGateway: the profile 'default' always exists (every row the policy allows); "
+                    "give your profile another name"
+                )
+            if not isinstance(profile, str) or not _PROFILE_NAME.match(profile):
+                raise ConfigurationError(
+                    f"McpGateway: profile name {profile!r} must be 1-64 letters, digits, '_', '-' or '.', "
+                    "starting with a letter or digit (it becomes a URL path segment)"
+                )
+            if not callable(predicate):
+                raise ConfigurationError(f"McpGateway: profile {profile!r} needs a predicate Entry -> bool")
+            predicates[profile] = predicate
+        self.registry = registry
+        self._hooks = HookStack(hooks)
+        rules = row_rules(self._hooks)
+        upstream = Upstream(registry)
+        self._upstream = upstream
+        self._faces = {
+            profile: ProfileFace(
+                profile,
+                CatalogView(registry, predicate, rules),
+                self._hooks,
+                upstream,
+                name=name,
+                instructions=instructions,
+            )
+            for profile, predicate in predicates.items()
+        }
+        self._wake: anyio.Event | None = None
+        self._running = 0
+        self._unsubscribe = registry.on_change(self._changed)
+
+    def __repr__(self) -> str:
+        return f"McpGateway(profiles={self.profiles!r}, registry={self.registry!r})"
+
+    @property
+    def profiles(self) -> list[str]:
+        """The profile names, ``"default"`` first."""
+        return list(self._faces)
+
+    def _face(self, profile: str) -> ProfileFace:
+        face = self._faces.get(profile)
+        if face is None:
+            raise ConfigurationError(f"McpGateway: no profile {profile!r}; the profiles are {self.profiles!r}")
+        return face
+
+    def server(self, profile: str = DEFAULT_PROFILE) -> Server[Any]:
+        """The SDK's low-level server for one profile (for ``mcp.Client(server)`` or your own transport).
+
+        Raises:
+            ConfigurationError: for an unknown profile.
+        """
+        return self._face(profile).server
+
+    # -- list changes -------------------------------------------------------------
+
+    def _changed(self, change: CatalogChange) -> None:
+        for face in self._faces.values():
+            face.view.invalidate()
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _fan_out(self) -> None:
+        """Tell every connected client of every profile when the catalog changed (bursts coalesce)."""
+        while True:
+            self._wake = anyio.Event()
+            await self._wake.wait()
+            for face in self._faces.values():
+                await face.notify_tools_changed()
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Keep the list-changed fan-out going for the block (nested uses share one)."""
+        self._running += 1
+        try:
+            if self._running > 1:
+                yield
+                return
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._fan_out, name="toolmesh gateway list-changed fan-out")
+                try:
+                    yield
+                finally:
+                    group.cancel_scope.cancel()
+        finally:
+            self._running -= 1
+            if not self._running:
+                self._wake = None
+
+    # -- transports ---------------------------------------------------------------
+
+    async def run_stdio(self, profile: str = DEFAULT_PROFILE) -> None:
+        """Serve one profile on this process's stdin/stdout until stdin ends.
+
+        Raises:
+            ConfigurationError: for an unknown profile.
+        """
+        from mcp.server.stdio import stdio_server
+
+        server = self._face(profile).server
+        async with self.running(), stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    def http_app(self, settings: HttpSettings) -> Starlette:
+        """The ASGI app serving every profile: ``{path}`` the default one, ``{path}/<profile>`` the others."""
+        return build_app(settings, self._faces, self.running)
+
+    async def serve_http(self, settings: HttpSettings, *, on_ready: Callable[[str], None] | None = None) -> None:
+        """Serve ``http_app(settings)`` with uvicorn until cancelled; then close every client session.
+
+        ``on_ready(base_url)`` is called once the socket listens and the app runs, with
+        the real port (``http://127.0.0.1:PORT``; profiles are under ``settings.path``).
+
+        Raises:
+            OSError: when the address cannot be bound.
+        """
+        family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        try:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            sock.bind((settings.host, settings.port))
+            sock.listen(128)
+            sock.setblocking(False)
+        except BaseException:
+            sock.close()
+            raise
+        port = sock.getsockname()[1]
+        host = f"[{settings.host}]" if family == socket.AF_INET6 else settings.host
+        base_url = f"http://{host}:{port}"
+
+        def started() -> None:
+            if on_ready is not None:
+                on_ready(base_url)
+
+        app = build_app(settings, self._faces, self.running, started)
+        config = uvicorn.Config(
+            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN, access_log=False
+        )
+        server = _QuietServer(config)
+        try:
+            async with anyio.create_task_group() as group:
+
+                async def stop_when_cancelled() -> None:
+                    try:
+                        await anyio.sleep_forever()
+                    finally:
+                        server.should_exit = True
+
+                group.start_soon(stop_when_cancelled)
+                with anyio.CancelScope(shield=True):  # uvicorn shuts down by itself once should_exit is set
+                    await server.serve(sockets=[sock])
+                group.cancel_scope.cancel()
+        finally:
+            sock.close()

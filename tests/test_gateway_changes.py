@@ -1,0 +1,61 @@
+"""Tool-list changes reach connected clients of both protocol versions, and the capability is advertised."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import mcp_types
+
+from _gateway import client, serving
+from toolmesh import ToolRegistry
+from toolmesh.gateway import McpGateway
+
+
+async def _ping(arguments: dict[str, Any]) -> str:
+    return "pong"
+
+
+def _add_tool(registry: ToolRegistry, name: str) -> None:
+    registry.register_dynamic(name, {"type": "object", "properties": {}}, _ping, description="added while serving")
+
+
+async def test_a_legacy_client_is_notified_and_sees_the_new_tool() -> None:
+    registry = ToolRegistry()
+    _add_tool(registry, "first")
+    gateway = McpGateway(registry)
+    heard = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            heard.set()
+
+    async with serving(gateway) as url, client(url + "/mcp", "legacy", message_handler=on_message) as legacy:
+        assert legacy.server_capabilities.tools is not None and legacy.server_capabilities.tools.list_changed
+        assert [t.name for t in (await legacy.list_tools()).tools] == ["first"]
+        added = 0
+        with anyio.fail_after(60):
+            while not heard.is_set():
+                # the client opens its notification stream (GET) on its own after the handshake:
+                # a change made before it is open reaches no one, so changes repeat until one is heard
+                added += 1
+                _add_tool(registry, f"added_{added}")
+                with anyio.move_on_after(2):
+                    await heard.wait()
+            names = [t.name for t in (await legacy.list_tools(cache_mode="refresh")).tools]
+    assert names == ["first", *(f"added_{i}" for i in range(1, added + 1))]
+
+
+async def test_a_2026_client_hears_the_change_on_its_listen_stream() -> None:
+    registry = ToolRegistry()
+    gateway = McpGateway(registry)
+    async with serving(gateway) as url, client(url + "/mcp", "2026-07-28") as modern:
+        assert modern.server_capabilities.tools is not None and modern.server_capabilities.tools.list_changed
+        assert (await modern.list_tools()).tools == []
+        with anyio.fail_after(60):
+            async with modern.listen(tools_list_changed=True) as subscription:
+                _add_tool(registry, "late")
+                async for _event in subscription:
+                    break
+            names = [t.name for t in (await modern.list_tools(cache_mode="refresh")).tools]
+    assert names == ["late"]
