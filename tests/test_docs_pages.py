@@ -57,6 +57,7 @@ PUBLIC_MODULES = {
     "toolmesh.mcp",
     "toolmesh.hooks",
     "toolmesh.policy",
+    "toolmesh.gateway",
     "toolmesh.providers",
     "toolmesh.providers.openai",
     "toolmesh.providers.openai_responses",

@@ -50,7 +50,6 @@ async def test_a_2026_client_hears_the_change_on_its_listen_stream() -> None:
     registry = ToolRegistry()
     gateway = McpGateway(registry)
     async with serving(gateway) as url, client(url + "/mcp", "2026-07-28") as modern:
-        assert modern.server_capabilities.tools is not None and modern.server_capabilities.tools.list_changed
         assert (await modern.list_tools()).tools == []
         with anyio.fail_after(60):
             async with modern.listen(tools_list_changed=True) as subscription:
@@ -59,3 +58,10 @@ async def test_a_2026_client_hears_the_change_on_its_listen_stream() -> None:
                     break
             names = [t.name for t in (await modern.list_tools(cache_mode="refresh")).tools]
     assert names == ["late"]
+
+
+async def test_list_changed_is_advertised_to_a_discovering_2026_client() -> None:
+    async with serving(McpGateway(ToolRegistry())) as url, client(url + "/mcp", "auto") as discovering:
+        assert discovering.protocol_version == "2026-07-28"
+        tools = discovering.server_capabilities.tools
+        assert tools is not None and tools.list_changed

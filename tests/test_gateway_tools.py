@@ -50,6 +50,12 @@ async def shout(text: str) -> str:
 
 
 @tool
+async def count(text: str) -> int:
+    """Count the characters."""
+    return len(text)
+
+
+@tool
 async def boom() -> str:
     """Always fails."""
     raise RuntimeError("secret operator detail: db password is hunter2")
@@ -68,7 +74,7 @@ class RefuseSecrets(Hook):
 
 def _registry() -> ToolRegistry:
     registry = ToolRegistry()
-    for fn in (weather, shout, boom, forbidden):
+    for fn in (weather, shout, count, boom, forbidden):
         registry.register(fn)
     return registry
 
@@ -90,6 +96,7 @@ async def test_tools_list_shows_native_and_proxied_rows_with_their_schemas(mode:
     assert delete.title is not None and delete.annotations is not None
     assert delete.annotations.destructive_hint is True and delete.meta
     assert tools["demo__add"].output_schema is not None
+    assert tools["count"].output_schema is None  # MCP declares object schemas only; an int is text
     assert set(tools) >= {"shout", "boom", "demo__echo", "demo__add", "demo__image"}
 
 
@@ -101,11 +108,13 @@ async def test_tools_call_native_and_proxied_rows_faithfully(mode: Any) -> None:
         async with serving(gateway) as url, mcp.Client(url + "/mcp", mode=mode) as client:
             with anyio.fail_after(60):
                 shouted = await client.call_tool("shout", {"text": "hi"})
+                counted = await client.call_tool("count", {"text": "four"})
                 forecast = await client.call_tool("weather", {"city": "Oslo"})
                 added = await client.call_tool("demo__add", {"a": 2, "b": 3})
                 image = await client.call_tool("demo__image", {})
                 echoed = await client.call_tool("demo__echo", {"text": "hello"})
     assert not shouted.is_error and shouted.content[0].text == "HI"  # type: ignore[union-attr]
+    assert counted.content[0].text == "4" and counted.structured_content is None  # type: ignore[union-attr]
     assert forecast.structured_content == {"city": "Oslo", "celsius": 21.5}
     assert json.loads(forecast.content[0].text) == {"city": "Oslo", "celsius": 21.5}  # type: ignore[union-attr]
     assert added.structured_content == {"sum": 5} and not added.is_error

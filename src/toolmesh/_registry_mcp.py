@@ -10,7 +10,11 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
+from .mcp import _resources
+
 if TYPE_CHECKING:
+    import mcp_types
+
     from ._entries import McpEntry
     from ._output import ToolOutput
     from .mcp._config import McpServer
@@ -120,3 +124,46 @@ class McpMethods:
                 when the server cannot be reached, ``timeout`` after its ``call_timeout``.
         """
         return await self._mcp.read_resource(server, uri)
+
+    # -- resources and prompts (answers pass through as MCP types; see mcp._resources) --
+
+    async def list_resources(self, server: str) -> list[mcp_types.Resource]:
+        """Every resource server ``server`` lists (all pages).
+
+        Raises:
+            ConfigurationError: when no server of that label is connected.
+            ToolExecutionError: when the server cannot be reached or answers with an error.
+        """
+        return await _resources.list_resources(self.connection(server))
+
+    async def list_resource_templates(self, server: str) -> list[mcp_types.ResourceTemplate]:
+        """Every resource template server ``server`` lists (errors as ``list_resources``)."""
+        return await _resources.list_resource_templates(self.connection(server))
+
+    async def read_resource_result(self, server: str, uri: str) -> mcp_types.ReadResourceResult:
+        """Server ``server``'s own ``resources/read`` answer for ``uri`` (errors as ``read_resource``)."""
+        return await _resources.read_resource(self.connection(server), uri)
+
+    async def list_prompts(self, server: str) -> list[mcp_types.Prompt]:
+        """Every prompt server ``server`` lists (errors as ``list_resources``)."""
+        return await _resources.list_prompts(self.connection(server))
+
+    async def get_prompt(
+        self, server: str, name: str, arguments: dict[str, str] | None = None
+    ) -> mcp_types.GetPromptResult:
+        """Server ``server``'s prompt ``name`` (its own name), filled with ``arguments``.
+
+        Raises:
+            ConfigurationError: when no server of that label is connected.
+            ToolExecutionError: ``not_found``/``invalid_arguments`` as the server answers,
+                ``unavailable`` when it cannot be reached.
+        """
+        return await _resources.get_prompt(self.connection(server), name, arguments)
+
+    async def subscribe_resource(self, server: str, uri: str, *, subscribe: bool = True) -> None:
+        """Ask server ``server`` for (or, ``subscribe=False``, stop) updates about resource ``uri``."""
+        connection = self.connection(server)
+        if subscribe:
+            await _resources.subscribe_resource(connection, uri)
+        else:
+            await _resources.unsubscribe_resource(connection, uri)

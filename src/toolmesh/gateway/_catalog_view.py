@@ -21,7 +21,7 @@ from .._policy_rules import _RowRule
 from .._registry import ToolRegistry
 from .._snapshot import ToolSnapshot
 
-__all__ = ["CatalogView", "RowPredicate", "mcp_tool", "row_rules"]
+__all__ = ["CatalogView", "RowPredicate", "mcp_tool", "output_schema", "row_rules"]
 
 RowPredicate = Callable[[Entry], bool]
 """Whether a profile shows a row."""
@@ -48,6 +48,18 @@ def _annotations(hints: ToolAnnotations | None) -> mcp_types.ToolAnnotations | N
     )
 
 
+def output_schema(row: Entry) -> dict[str, Any] | None:
+    """The row's output schema as MCP can declare it: an object schema, or none.
+
+    MCP's ``outputSchema`` describes ``structuredContent``, which is an object; a native
+    tool returning a scalar or a list has a schema of another type, and declares none.
+    """
+    schema = row.definition.output_schema
+    if schema is None or schema.get("type") != "object":
+        return None
+    return dict(schema)
+
+
 def mcp_tool(row: Entry) -> mcp_types.Tool:
     """What ``tools/list`` shows of ``row`` under its model-visible name.
 
@@ -64,7 +76,7 @@ def mcp_tool(row: Entry) -> mcp_types.Tool:
         "name": row.name,
         "description": definition.description or None,
         "input_schema": dict(definition.parameters),
-        "output_schema": dict(definition.output_schema) if definition.output_schema is not None else None,
+        "output_schema": output_schema(row),
         "title": capabilities.title,
         "annotations": _annotations(capabilities.annotations),
         "icons": [mcp_types.Icon.model_validate(icon) for icon in capabilities.icons] or None,
@@ -113,6 +125,18 @@ class CatalogView:
                 snapshot = self._registry.snapshot([row.name for row in rows if self.shows(row)])
             self._snapshot = snapshot
         return snapshot
+
+    def servers(self) -> list[str]:
+        """The labels of the MCP servers whose resources and prompts this profile serves.
+
+        The default profile serves every connected server; another profile the servers
+        with at least one row in it. In connection order.
+        """
+        labels = [connection.label for connection in self._registry.connections()]
+        if self._predicate is None:
+            return labels
+        shown = {row.server for row in self.snapshot().entries() if isinstance(row, McpEntry)}
+        return [label for label in labels if label in shown]
 
     def tools(self) -> list[mcp_types.Tool]:
         """The profile's rows as MCP tools, in catalog order."""

@@ -5,7 +5,8 @@ runs one ``ToolCall`` through ``run_tool_calls`` with the gateway's hooks (polic
 included) against the profile's snapshot, so a row outside the profile is unknown.
 The call's ``ToolContext`` reaches back to the client that made it: progress goes to
 that request (``notifications/progress`` under the client's token), elicitation and
-sampling become requests to that client, and cancelling the request cancels the
+sampling become requests to that client (2025-11-25) or input rounds of the call
+(2026-07-28, ``_rounds``), and cancelling the request cancels the
 dispatch (and with it the upstream call). A request's W3C trace context (``_meta``'s
 ``traceparent``) is the parent of the dispatch's span.
 
@@ -29,7 +30,6 @@ from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
 from mcp.shared._otel import extract_trace_context
-from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
@@ -41,14 +41,13 @@ from .._hook_stack import HookStack
 from .._turn import run_tool_calls
 from ._catalog_view import CatalogView
 from ._results import call_result
-from ._upstream import Upstream
+from ._rounds import InputRounds
+from ._upstream import Upstream, page
 
 __all__ = ["ProfileFace"]
 
 logger = logging.getLogger("toolmesh.gateway")
 
-PAGE_SIZE = 500
-"""Tools per ``tools/list`` page."""
 _NOTIFY_TIMEOUT = 10.0
 """Seconds one client may take to accept a list-changed notification before it is skipped."""
 
@@ -98,14 +97,6 @@ class _Sessions:
         return list(self._by_connection.values())
 
 
-def _cursor_offset(cursor: str | None, total: int) -> int:
-    if cursor is None:
-        return 0
-    if not cursor.isdigit() or int(cursor) > total:
-        raise MCPError(mcp_types.INVALID_PARAMS, f"invalid cursor {cursor[:40]!r}: list again from the start")
-    return int(cursor)
-
-
 class ProfileFace:
     """One profile served as an MCP server: its ``server`` and its list-changed fan-out."""
 
@@ -115,6 +106,7 @@ class ProfileFace:
         view: CatalogView,
         hooks: HookStack,
         upstream: Upstream,
+        rounds: InputRounds,
         *,
         name: str,
         instructions: str | None,
@@ -122,6 +114,7 @@ class ProfileFace:
         self.profile = profile
         self.view = view
         self._hooks = hooks
+        self._rounds = rounds
         self._sessions = _Sessions()
         self.bus = InMemorySubscriptionBus()
         """Where 2026-07-28 ``subscriptions/listen`` streams hear of changes."""
@@ -132,7 +125,7 @@ class ProfileFace:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen,
-            **upstream.handlers(),
+            **upstream.handlers(view.servers),
         )
         self.server.middleware.append(self._remember)
 
@@ -159,29 +152,48 @@ class ProfileFace:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
-        tools = self.view.tools()
-        start = _cursor_offset(params.cursor if params is not None else None, len(tools))
-        end = start + PAGE_SIZE
-        next_cursor = str(end) if end < len(tools) else None
-        return mcp_types.ListToolsResult(tools=tools[start:end], next_cursor=next_cursor)
+        tools, next_cursor = page(self.view.tools(), params.cursor if params is not None else None)
+        return mcp_types.ListToolsResult(tools=tools, next_cursor=next_cursor)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        if params.request_state is not None or self._asks_in_rounds(ctx):
+            return await self._rounds.call(params, lambda arm: self._dispatch(ctx, params, arm))
+        return await self._dispatch(ctx, params, None)
+
+    def _asks_in_rounds(self, ctx: ServerRequestContext[Any, Any]) -> bool:
+        """Whether this call's questions go back as input rounds: a 2026-07-28 client that can answer some."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS or self._rounds.group is None:
+            return False
+        capabilities = ctx.session.client_capabilities
+        return capabilities is not None and (capabilities.elicitation is not None or capabilities.sampling is not None)
+
+    async def _dispatch(
+        self,
+        ctx: ServerRequestContext[Any, Any],
+        params: mcp_types.CallToolRequestParams,
+        arm: Callable[[ToolContext[Any]], None] | None,
     ) -> mcp_types.CallToolResult:
         snapshot = self.view.snapshot()
         call = ToolCall.from_arguments(new_call_id(), params.name, params.arguments)
+
+        def context(call: ToolCall) -> ToolContext[Any]:
+            tool_ctx = self._context(call, ctx)
+            if arm is not None:
+                arm(tool_ctx)
+            return tool_ctx
+
         parent = extract_trace_context(ctx.meta)
         token = None
         if parent is not None and not trace.get_current_span().get_span_context().is_valid:
             token = otel_context.attach(parent)  # the SDK's own span is off: continue the caller's trace here
         try:
-            turn = await run_tool_calls(
-                snapshot, [call], ctx_factory=lambda c: self._context(c, ctx), hooks=self._hooks, max_concurrency=1
-            )
+            turn = await run_tool_calls(snapshot, [call], ctx_factory=context, hooks=self._hooks, max_concurrency=1)
         finally:
             if token is not None:
                 otel_context.detach(token)
-        return call_result(turn.results[0], snapshot.get(params.name))
+        return call_result(turn.results[0])
 
     def _context(self, call: ToolCall, request: ServerRequestContext[Any, Any]) -> ToolContext[Any]:
         """The call's context: progress, elicitation and sampling reach the client that called."""

@@ -9,13 +9,11 @@ does, and closes them when it is closed.
 from __future__ import annotations
 
 import re
-import socket
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import uvicorn
 from mcp.server.lowlevel.server import Server
 from starlette.applications import Starlette
 
@@ -27,24 +25,15 @@ from .._hook_stack import HookStack
 from .._registry import ToolRegistry
 from ._catalog_view import CatalogView, row_rules
 from ._face import ProfileFace
-from ._http import HttpSettings, build_app
+from ._http import HttpSettings, build_app, session_managers
+from ._rounds import InputRounds
+from ._serving import Lifecycle, serve
 from ._upstream import Upstream
 
 __all__ = ["McpGateway"]
 
 DEFAULT_PROFILE = "default"
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
-_GRACEFUL_SHUTDOWN = 5
-"""Seconds open HTTP streams get to end when ``serve_http`` stops, before they are cut."""
-
-
-class _QuietServer(uvicorn.Server):
-    """uvicorn without its own signal handlers: the caller decides when serving stops (by cancelling)."""
-
-    def capture_signals(self) -> Any:
-        from contextlib import nullcontext
-
-        return nullcontext()
 
 
 class McpGateway:
@@ -95,13 +84,14 @@ class McpGateway:
         self._hooks = HookStack(hooks)
         rules = row_rules(self._hooks)
         upstream = Upstream(registry)
-        self._upstream = upstream
+        self._rounds = InputRounds()
         self._faces = {
             profile: ProfileFace(
                 profile,
                 CatalogView(registry, predicate, rules),
                 self._hooks,
                 upstream,
+                self._rounds,
                 name=name,
                 instructions=instructions,
             )
@@ -151,7 +141,7 @@ class McpGateway:
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:
-        """Keep the list-changed fan-out going for the block (nested uses share one)."""
+        """Keep the list-changed fan-out and the parked calls' tasks going for the block (nested uses share one)."""
         self._running += 1
         try:
             if self._running > 1:
@@ -159,9 +149,11 @@ class McpGateway:
                 return
             async with anyio.create_task_group() as group:
                 group.start_soon(self._fan_out, name="toolmesh gateway list-changed fan-out")
+                self._rounds.group = group
                 try:
                     yield
                 finally:
+                    self._rounds.group = None
                     group.cancel_scope.cancel()
         finally:
             self._running -= 1
@@ -183,11 +175,16 @@ class McpGateway:
             await server.run(read, write, server.create_initialization_options())
 
     def http_app(self, settings: HttpSettings) -> Starlette:
-        """The ASGI app serving every profile: ``{path}`` the default one, ``{path}/<profile>`` the others."""
-        return build_app(settings, self._faces, self.running)
+        """The ASGI app serving every profile: ``{path}`` the default one, ``{path}/<profile>`` the others.
+
+        Its lifespan runs the profiles' session managers: serve it with an ASGI server
+        that runs lifespans (uvicorn does).
+        """
+        managers = session_managers(settings, self._faces)
+        return build_app(settings, managers, Lifecycle(managers, self._faces, self.running).lifespan)
 
     async def serve_http(self, settings: HttpSettings, *, on_ready: Callable[[str], None] | None = None) -> None:
-        """Serve ``http_app(settings)`` with uvicorn until cancelled; then close every client session.
+        """Serve every profile over HTTP with uvicorn until cancelled; then close every client session.
 
         ``on_ready(base_url)`` is called once the socket listens and the app runs, with
         the real port (``http://127.0.0.1:PORT``; profiles are under ``settings.path``).
@@ -195,41 +192,6 @@ class McpGateway:
         Raises:
             OSError: when the address cannot be bound.
         """
-        family = socket.AF_INET6 if ":" in settings.host else socket.AF_INET
-        sock = socket.socket(family, socket.SOCK_STREAM)
-        try:
-            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-            sock.bind((settings.host, settings.port))
-            sock.listen(128)
-            sock.setblocking(False)
-        except BaseException:
-            sock.close()
-            raise
-        port = sock.getsockname()[1]
-        host = f"[{settings.host}]" if family == socket.AF_INET6 else settings.host
-        base_url = f"http://{host}:{port}"
-
-        def started() -> None:
-            if on_ready is not None:
-                on_ready(base_url)
-
-        app = build_app(settings, self._faces, self.running, started)
-        config = uvicorn.Config(
-            app, log_level="warning", lifespan="on", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN, access_log=False
-        )
-        server = _QuietServer(config)
-        try:
-            async with anyio.create_task_group() as group:
-
-                async def stop_when_cancelled() -> None:
-                    try:
-                        await anyio.sleep_forever()
-                    finally:
-                        server.should_exit = True
-
-                group.start_soon(stop_when_cancelled)
-                with anyio.CancelScope(shield=True):  # uvicorn shuts down by itself once should_exit is set
-                    await server.serve(sockets=[sock])
-                group.cancel_scope.cancel()
-        finally:
-            sock.close()
+        managers = session_managers(settings, self._faces)
+        lifecycle = Lifecycle(managers, self._faces, self.running)
+        await serve(build_app(settings, managers, None), lifecycle, settings.host, settings.port, on_ready)

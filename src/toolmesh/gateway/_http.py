@@ -18,10 +18,10 @@ from __future__ import annotations
 import hmac
 import ipaddress
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from collections.abc import Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -35,9 +35,12 @@ from .._errors import ConfigurationError
 if TYPE_CHECKING:
     from ._face import ProfileFace
 
-__all__ = ["BearerToken", "HttpSettings", "build_app", "is_loopback"]
+__all__ = ["BearerToken", "HttpSettings", "Lifespan", "build_app", "is_loopback", "session_managers"]
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
+
+Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
+"""A Starlette lifespan."""
 
 
 @dataclass(frozen=True)
@@ -188,18 +191,25 @@ class _Guard:
 
 
 def build_app(
-    settings: HttpSettings,
-    faces: Mapping[str, ProfileFace],
-    running: Callable[[], Any],
-    on_started: Callable[[], None] | None = None,
+    settings: HttpSettings, managers: Mapping[str, StreamableHTTPSessionManager], lifespan: Lifespan | None
 ) -> Starlette:
-    """The ASGI app serving ``faces`` (by profile name) as ``settings`` says.
+    """The ASGI app serving each profile's session manager as ``settings`` says.
 
-    ``running()`` is an async context manager entered for the app's lifetime (the
-    gateway's list-changed fan-out); ``on_started`` is called once everything runs.
+    ``lifespan`` runs the managers (and the gateway's fan-out) for the app's lifetime;
+    None when the caller runs them itself (``serve_http``).
     """
+    app = Starlette(lifespan=lifespan)
+    app.router.routes.clear()
+    app.router.default = _Guard(settings, managers)  # every path goes to the guard, which routes by profile
+    return app
+
+
+def session_managers(
+    settings: HttpSettings, faces: Mapping[str, ProfileFace]
+) -> dict[str, StreamableHTTPSessionManager]:
+    """One SDK session manager per profile: Streamable HTTP, both protocol versions, the body limit."""
     security = security_settings(settings)
-    managers = {
+    return {
         profile: StreamableHTTPSessionManager(
             app=face.server,
             stateless=settings.stateless,
@@ -208,21 +218,3 @@ def build_app(
         )
         for profile, face in faces.items()
     }
-
-    @asynccontextmanager
-    async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        async with AsyncExitStack() as stack:
-            for manager in managers.values():
-                await stack.enter_async_context(manager.run())
-            await stack.enter_async_context(running())
-            for face in faces.values():
-                stack.callback(face.listen.close)  # 2026-07-28 listen streams end with a result, not a drop
-            if on_started is not None:
-                on_started()
-            yield
-
-    guard = _Guard(settings, managers)
-    app = Starlette(lifespan=lifespan)
-    app.router.routes.clear()
-    app.router.default = guard  # every path goes to the guard, which routes by profile
-    return app

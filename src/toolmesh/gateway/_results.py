@@ -8,8 +8,8 @@ metadata):
   ``_meta``, ``structuredContent``, ``isError``), when nothing changed what the model
   is shown: no hook rewrote the presentation and no presentation limit cut it;
 * otherwise the presentation's blocks become MCP content blocks (JSON as text), the
-  structured value becomes ``structuredContent`` (when the row declares an output
-  schema, or the value is an object), and a failed or refused call is ``isError``.
+  structured value becomes ``structuredContent`` when it is an object (what MCP's
+  ``structuredContent`` is), and a failed or refused call is ``isError``.
 """
 
 from __future__ import annotations
@@ -19,7 +19,6 @@ from typing import Any
 
 import mcp_types
 
-from .._entries import Entry
 from .._metadata import MCP_RESULT
 from .._output import (
     Audio,
@@ -78,12 +77,11 @@ def content_blocks(output: ToolOutput) -> list[mcp_types.ContentBlock]:
     return [content_block(block) for block in output.blocks]
 
 
-def _structured(result: ToolResult, row: Entry | None) -> Any:
+def _structured(result: ToolResult) -> Any:
     shown = result.presentation
     source = result.output if shown is presentation_of(result.output) else shown
     value = source.structured if any(isinstance(b, Json) for b in source.blocks) else None
-    declared = row is not None and row.definition.output_schema is not None
-    return value if declared or isinstance(value, dict) else None
+    return value if isinstance(value, dict) else None
 
 
 def _passthrough(result: ToolResult) -> mcp_types.CallToolResult | None:
@@ -98,15 +96,15 @@ def _passthrough(result: ToolResult) -> mcp_types.CallToolResult | None:
     return None
 
 
-def call_result(result: ToolResult, row: Entry | None) -> mcp_types.CallToolResult:
-    """The ``tools/call`` answer for one dispatched call of ``row`` (None: no such row)."""
+def call_result(result: ToolResult) -> mcp_types.CallToolResult:
+    """The ``tools/call`` answer for one dispatched call."""
     raw = _passthrough(result)
     if raw is not None:
         return raw
     failed = result.disposition in (Disposition.FAILED, Disposition.REFUSED)
     answer = mcp_types.CallToolResult(content=content_blocks(result.presentation), is_error=failed)
     if not failed:
-        structured = _structured(result, row)
+        structured = _structured(result)
         if structured is not None:
             answer.structured_content = structured
     return answer

@@ -1,20 +1,190 @@
-"""Resources and prompts of the registry's upstream MCP servers, served under namespaced names."""
+"""Resources and prompts of the registry's upstream MCP servers, served through a profile.
+
+Namespacing:
+
+* prompts are named like tools, ``{server}__{prompt}``, so two servers' ``summarize``
+  prompts stay apart; ``prompts/get`` splits the name on the longest server label;
+* resource URIs are served unchanged: tool results carry upstream URIs
+  (``resource_link`` blocks, embedded resources) and models copy URIs out of text, so
+  rewriting them would break those references. ``resources/read`` goes to the server
+  that listed the URI; a URI no listing showed (from a template, or a link) is asked
+  of each server in connection order until one has it. When two servers list the
+  same URI, the first in connection order serves it.
+
+A profile serves the resources and prompts of the servers it shows: the default
+profile every connected server, another profile the servers with a row in it. A server
+that fails its listing is left out of that listing (and logged), not the whole answer.
+"""
 
 from __future__ import annotations
 
-from typing import Any
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
+import mcp_types
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from .._errors import ConfigurationError, ErrorKind, ToolExecutionError
 from .._registry import ToolRegistry
 
-__all__ = ["Upstream"]
+__all__ = ["PAGE_SIZE", "Upstream", "page"]
+
+logger = logging.getLogger("toolmesh.gateway")
+
+PAGE_SIZE = 500
+"""Items per page of the gateway's list answers."""
+RESOURCE_NOT_FOUND = -32002
+"""The MCP error code of an unknown resource."""
+
+T = TypeVar("T")
+Servers = Callable[[], list[str]]
+"""The labels of the servers a profile serves, in connection order."""
+
+
+def page(items: list[T], cursor: str | None) -> tuple[list[T], str | None]:
+    """One page of ``items`` from ``cursor`` (an offset), and the next cursor (None on the last page).
+
+    Raises:
+        MCPError: ``INVALID_PARAMS`` for a cursor this gateway did not hand out.
+    """
+    start = 0
+    if cursor is not None:
+        if not cursor.isdigit() or int(cursor) > len(items):
+            raise MCPError(mcp_types.INVALID_PARAMS, f"invalid cursor {cursor[:40]!r}: list again from the start")
+        start = int(cursor)
+    end = start + PAGE_SIZE
+    return items[start:end], (str(end) if end < len(items) else None)
+
+
+def _mcp_error(exc: ToolExecutionError, not_found: int) -> MCPError:
+    """The error answer for a failed upstream request: its model text, never the operator detail."""
+    code = not_found if exc.kind is ErrorKind.NOT_FOUND else mcp_types.INTERNAL_ERROR
+    return MCPError(code, exc.model_feedback)
 
 
 class Upstream:
-    """The ``resources/*`` and ``prompts/*`` handlers of a gateway."""
+    """The ``resources/*`` and ``prompts/*`` handlers of a gateway's faces, and the URI routing table."""
 
     def __init__(self, registry: ToolRegistry) -> None:
         self._registry = registry
+        self._owners: dict[str, str] = {}
+        """Resource URI -> label of the server whose listing showed it first."""
 
-    def handlers(self) -> dict[str, Any]:
-        """The low-level server's ``on_*`` handlers for resources and prompts."""
-        return {}
+    def _having(self, servers: Servers, capability: str) -> list[str]:
+        labels = []
+        for label in servers():
+            try:
+                capabilities = self._registry.connection(label).capabilities
+            except ConfigurationError:  # disconnected meanwhile
+                continue
+            if capabilities is not None and getattr(capabilities, capability) is not None:
+                labels.append(label)
+        return labels
+
+    async def _gather(self, labels: list[str], what: str, fetch: Callable[[str], Awaitable[list[T]]]) -> list[T]:
+        found: list[T] = []
+        for label in labels:
+            try:
+                found.extend(await fetch(label))
+            except (ToolExecutionError, ConfigurationError) as exc:
+                logger.warning("MCP server %r left out of %s: %s", label, what, exc)
+        return found
+
+    def handlers(self, servers: Servers) -> dict[str, Any]:
+        """The low-level server's ``on_*`` handlers for the resources and prompts of ``servers()``."""
+
+        async def list_resources(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+        ) -> mcp_types.ListResourcesResult:
+            resources: list[mcp_types.Resource] = []
+            for label in self._having(servers, "resources"):
+                listed = await self._gather([label], "resources/list", self._registry.list_resources)
+                for resource in listed:
+                    self._owners.setdefault(str(resource.uri), label)
+                resources.extend(listed)
+            items, cursor = page(resources, params.cursor if params else None)
+            return mcp_types.ListResourcesResult(resources=items, next_cursor=cursor)
+
+        async def list_templates(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+        ) -> mcp_types.ListResourceTemplatesResult:
+            labels = self._having(servers, "resources")
+            templates = await self._gather(labels, "resources/templates/list", self._registry.list_resource_templates)
+            items, cursor = page(templates, params.cursor if params else None)
+            return mcp_types.ListResourceTemplatesResult(resource_templates=items, next_cursor=cursor)
+
+        async def read_resource(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
+        ) -> mcp_types.ReadResourceResult:
+            uri = str(params.uri)
+            return await self._routed(servers, uri, lambda label: self._registry.read_resource_result(label, uri))
+
+        async def subscribe(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.SubscribeRequestParams
+        ) -> mcp_types.EmptyResult:
+            uri = str(params.uri)
+            await self._routed(servers, uri, lambda label: self._registry.subscribe_resource(label, uri))
+            return mcp_types.EmptyResult()
+
+        async def unsubscribe(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.UnsubscribeRequestParams
+        ) -> mcp_types.EmptyResult:
+            uri = str(params.uri)
+            await self._routed(
+                servers, uri, lambda label: self._registry.subscribe_resource(label, uri, subscribe=False)
+            )
+            return mcp_types.EmptyResult()
+
+        async def list_prompts(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
+        ) -> mcp_types.ListPromptsResult:
+            prompts: list[mcp_types.Prompt] = []
+            for label in self._having(servers, "prompts"):
+                for prompt in await self._gather([label], "prompts/list", self._registry.list_prompts):
+                    prompts.append(prompt.model_copy(update={"name": f"{label}__{prompt.name}"}))
+            items, cursor = page(prompts, params.cursor if params else None)
+            return mcp_types.ListPromptsResult(prompts=items, next_cursor=cursor)
+
+        async def get_prompt(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.GetPromptRequestParams
+        ) -> mcp_types.GetPromptResult:
+            labels = sorted(self._having(servers, "prompts"), key=len, reverse=True)
+            label = next((label for label in labels if params.name.startswith(f"{label}__")), None)
+            if label is None:
+                raise MCPError(mcp_types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
+            try:
+                return await self._registry.get_prompt(label, params.name[len(label) + 2 :], params.arguments)
+            except ToolExecutionError as exc:
+                raise _mcp_error(exc, mcp_types.INVALID_PARAMS) from None
+
+        return {
+            "on_list_resources": list_resources,
+            "on_list_resource_templates": list_templates,
+            "on_read_resource": read_resource,
+            "on_subscribe_resource": subscribe,
+            "on_unsubscribe_resource": unsubscribe,
+            "on_list_prompts": list_prompts,
+            "on_get_prompt": get_prompt,
+        }
+
+    async def _routed(self, servers: Servers, uri: str, ask: Callable[[str], Awaitable[T]]) -> T:
+        """``ask(label)`` of the server owning ``uri``, else of each server in turn until one answers.
+
+        Raises:
+            MCPError: the first server's failure (its model text) when none answers.
+        """
+        labels = self._having(servers, "resources")
+        owner = self._owners.get(uri)
+        order = [owner, *(label for label in labels if label != owner)] if owner in labels else labels
+        first: ToolExecutionError | None = None
+        for label in order:
+            assert label is not None
+            try:
+                return await ask(label)
+            except ToolExecutionError as exc:
+                first = first or exc
+        if first is not None:
+            raise _mcp_error(first, RESOURCE_NOT_FOUND)
+        raise MCPError(RESOURCE_NOT_FOUND, f"Resource not found: {uri}")
