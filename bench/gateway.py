@@ -55,6 +55,7 @@ from mcp import Client
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "demo_server.py"
 PROXY = Path(__file__).resolve().parent / "_fastmcp_proxy.py"
+SERVE = Path(__file__).resolve().parent / "_gateway_serve.py"
 TOOL = "echo"
 ARGS = {"text": "hello"}
 IN_FLIGHT = 32
@@ -169,8 +170,7 @@ async def child(name: str, argv: Sequence[str], port: int, env: dict[str, str] |
 def gateway_config(upstream: str, port: int, folder: Path) -> Path:
     """A toolmesh.json serving the fixture server alone, with its own names, over HTTP on `port`."""
     config = {
-        "mcpServers": {"demo": {"url": upstream}},
-        "names": {"prefix": False},
+        "mcpServers": {"demo": {"url": upstream, "prefix": False}},
         "serve": {"transport": "http", "host": "127.0.0.1", "port": port},
     }
     path = folder / "toolmesh.json"
@@ -187,9 +187,15 @@ def fastmcp_server_missing() -> str | None:
     return None
 
 
-def toolmesh_command() -> list[str]:
+def gateway_command(upstream: str, port: int, folder: Path) -> list[str]:
+    """`toolmesh serve --config` on a config fronting `upstream`; bench/_gateway_serve.py if the CLI has no serve."""
     script = Path(sys.executable).parent / "toolmesh"
-    return [str(script)] if script.exists() else [shutil.which("toolmesh") or "toolmesh"]
+    toolmesh = [str(script)] if script.exists() else [shutil.which("toolmesh") or "toolmesh"]
+    probe = subprocess.run([*toolmesh, "serve", "--help"], capture_output=True, check=False)
+    if probe.returncode == 0:
+        return [*toolmesh, "serve", "--config", str(gateway_config(upstream, port, folder))]
+    print("toolmesh serve is not in this CLI: serving the same gateway with bench/_gateway_serve.py")
+    return [sys.executable, str(SERVE), upstream, str(port)]
 
 
 async def sequential(call: Call, calls: int) -> tuple[list[float], float]:
@@ -247,8 +253,7 @@ async def rows(skip: set[str]) -> AsyncIterator[list[Row]]:
         ports: dict[str, int] = {}
         if GATEWAY not in skip:
             ports[GATEWAY] = free_port(taken)
-            config = gateway_config(upstream, ports[GATEWAY], folder)
-            fronts[GATEWAY] = [*toolmesh_command(), "serve", "--config", str(config)]
+            fronts[GATEWAY] = gateway_command(upstream, ports[GATEWAY], folder)
         missing = fastmcp_server_missing()
         for name, strategy in ((FASTMCP, "fresh"), (FASTMCP_REUSE, "reuse")):
             if missing is not None:

@@ -90,7 +90,7 @@ def mcp_tool(row: Entry) -> mcp_types.Tool:
 class CatalogView:
     """The rows one profile serves, cached until the catalog changes."""
 
-    __slots__ = ("_predicate", "_registry", "_rules", "_snapshot", "_tools")
+    __slots__ = ("_input_schemas", "_predicate", "_registry", "_rules", "_snapshot", "_tools")
 
     def __init__(
         self, registry: ToolRegistry, predicate: RowPredicate | None, rules: tuple[Callable[[Entry], bool], ...]
@@ -100,11 +100,13 @@ class CatalogView:
         self._rules = rules
         self._snapshot: ToolSnapshot | None = None
         self._tools: list[mcp_types.Tool] | None = None
+        self._input_schemas: dict[str, dict[str, Any]] | None = None
 
     def invalidate(self) -> None:
         """Forget the cached rows: the catalog changed."""
         self._snapshot = None
         self._tools = None
+        self._input_schemas = None
 
     def shows(self, row: Entry) -> bool:
         """Whether this profile serves ``row``."""
@@ -144,3 +146,15 @@ class CatalogView:
         if tools is None:
             tools = self._tools = [mcp_tool(row) for row in self.snapshot().entries()]
         return tools
+
+    def input_schema(self, name: str) -> dict[str, Any] | None:
+        """The input schema ``tools/list`` shows for ``name`` (None: not served), by a dict lookup.
+
+        The SDK checks every ``tools/call``'s ``Mcp-Param-*`` headers against the tool's schema;
+        without this lookup it finds the schema by running and walking the whole ``tools/list``
+        on every call, which costs more the larger the catalog.
+        """
+        schemas = self._input_schemas
+        if schemas is None:
+            schemas = self._input_schemas = {tool.name: tool.input_schema for tool in self.tools()}
+        return schemas.get(name)

@@ -125,6 +125,7 @@ class ProfileFace:
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen,
+            get_tool_input_schema=view.input_schema,
             **upstream.handlers(view.servers),
         )
         self.server.middleware.append(self._remember)
