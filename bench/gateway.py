@@ -51,6 +51,7 @@ from typing import Any
 import anyio
 from anyio.abc import Process
 from mcp import Client
+from mcp.shared.exceptions import MCPError
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "demo_server.py"
@@ -79,6 +80,7 @@ class Figures:
     client_cpu: float = 0.0
     front_cpu: float = 0.0
     upstream_cpu: float = 0.0
+    failed: int = 0
 
     def per_call_us(self, seconds: float) -> float:
         return seconds / len(self.latencies) * 1e6
@@ -109,7 +111,8 @@ class Row:
     url: str
     front: Process | None
     upstream: Process
-    call: Call | None = None
+    failed: int = 0
+    last_failure: str = ""
 
 
 def free_port(taken: set[int]) -> int:
@@ -136,25 +139,31 @@ def cpu_seconds(process: Process | None) -> float:
 
 
 @contextlib.asynccontextmanager
-async def child(name: str, argv: Sequence[str], port: int, env: dict[str, str] | None = None) -> AsyncIterator[Process]:
-    """Run a server program until the block ends; yield once its port accepts connections."""
-    process = await anyio.open_process(
-        list(argv),
-        env={**os.environ, "FIXTURE_LOG_LEVEL": "CRITICAL", **(env or {})},
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        cwd=str(ROOT),
-    )
+async def child(name: str, argv: Sequence[str], port: int, log: Path) -> AsyncIterator[Process]:
+    """Run a server program until the block ends; yield once its port accepts connections.
+
+    Its stderr goes to `log` (a pipe nobody reads would stall a chatty child); the log's tail is
+    printed when the program exits early or the block ends with an error.
+    """
+    with log.open("wb") as sink:
+        process = await anyio.open_process(
+            list(argv),
+            env={**os.environ, "FIXTURE_LOG_LEVEL": "CRITICAL"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+            cwd=str(ROOT),
+        )
     try:
         with anyio.fail_after(90):
             while not port_open(port):
                 if process.returncode is not None:
-                    assert process.stderr is not None
-                    detail = (await process.stderr.receive(65536)).decode(errors="replace")
-                    raise RuntimeError(f"{name} exited with {process.returncode} before listening:\n{detail}")
+                    raise RuntimeError(f"{name} exited with {process.returncode} before listening:\n{tail(log)}")
                 await anyio.sleep(0.05)
         yield process
+    except BaseException:
+        print(f"--- {name} (exit code {process.returncode}), end of its stderr:\n{tail(log)}", file=sys.stderr)
+        raise
     finally:
         with anyio.CancelScope(shield=True):
             if process.returncode is None:
@@ -165,6 +174,11 @@ async def child(name: str, argv: Sequence[str], port: int, env: dict[str, str] |
                 process.kill()
             await process.wait()
             await process.aclose()
+
+
+def tail(log: Path, chars: int = 3000) -> str:
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    return text[-chars:]
 
 
 def gateway_config(upstream: str, port: int, folder: Path) -> Path:
@@ -227,12 +241,21 @@ async def concurrent(call: Call, calls: int) -> tuple[list[float], float]:
     return latencies, clock() - start
 
 
-def caller(client: Client) -> Call:
-    async def call() -> Any:
-        result = await client.call_tool(TOOL, ARGS)
-        if result.is_error or not result.content or getattr(result.content[0], "text", None) != ARGS["text"]:
-            raise RuntimeError(f"unexpected result: {result!r}")
-        return result
+def caller(client: Client, row: Row) -> Call:
+    """One call through `row`; a failed call (an error result or an MCP error) is counted on the row, not raised."""
+
+    async def call() -> None:
+        try:
+            result = await client.call_tool(TOOL, ARGS)
+        except MCPError as exc:
+            failure = f"MCPError {exc.code}: {exc.message}"
+        else:
+            text = getattr(result.content[0], "text", None) if result.content else None
+            if not result.is_error and text == ARGS["text"]:
+                return
+            failure = f"unexpected result: {str(result.content)[:200]}"
+        row.failed += 1
+        row.last_failure = failure
 
     return call
 
@@ -243,12 +266,13 @@ async def rows(skip: set[str]) -> AsyncIterator[list[Row]]:
     taken: set[int] = set()
     fixture_port = free_port(taken)
     async with contextlib.AsyncExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="toolmesh-bench-")))
+        argv = [sys.executable, str(FIXTURE), "http", str(fixture_port)]
         fixture = await stack.enter_async_context(
-            child("the fixture server", [sys.executable, str(FIXTURE), "http", str(fixture_port)], fixture_port)
+            child("the fixture server", argv, fixture_port, folder / "fixture.log")
         )
         upstream = f"http://127.0.0.1:{fixture_port}/mcp"
         found = [Row(DIRECT, upstream, None, fixture)]
-        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="toolmesh-bench-")))
         fronts: dict[str, list[str]] = {}
         ports: dict[str, int] = {}
         if GATEWAY not in skip:
@@ -261,8 +285,8 @@ async def rows(skip: set[str]) -> AsyncIterator[list[Row]]:
             elif name not in skip:
                 ports[name] = free_port(taken)
                 fronts[name] = [sys.executable, str(PROXY), upstream, str(ports[name]), strategy]
-        for name, argv in fronts.items():
-            process = await stack.enter_async_context(child(name, argv, ports[name]))
+        for index, (name, argv) in enumerate(fronts.items()):
+            process = await stack.enter_async_context(child(name, argv, ports[name], folder / f"front{index}.log"))
             found.append(Row(name, f"http://127.0.0.1:{ports[name]}/mcp", process, fixture))
         yield found
 
@@ -273,29 +297,33 @@ async def run(args: argparse.Namespace) -> None:
     modes: dict[str, Runner] = {"sequential": sequential, f"{IN_FLIGHT} in flight": concurrent}
     counts = {"sequential": args.calls, f"{IN_FLIGHT} in flight": args.concurrent_calls}
     rounds_done = 0
-    async with rows(set(args.skip)) as found, contextlib.AsyncExitStack() as clients:
-        for row in found:
-            row.call = caller(await clients.enter_async_context(Client(row.url, mode=args.mode)))
+    async with rows(set(args.skip)) as found:
         figures = {(mode, row.name): Figures() for mode in modes for row in found}
         for row in found:  # warm-up: connections, caches, each server's code paths
-            assert row.call is not None
-            await sequential(row.call, 50)
-            await concurrent(row.call, IN_FLIGHT * 4)
+            async with Client(row.url, mode=args.mode) as client:
+                await sequential(caller(client, row), 50)
+                await concurrent(caller(client, row), IN_FLIGHT * 4)
         for round_ in range(args.rounds):
             if time.perf_counter() - started > args.max_seconds:
                 break
             order = found[round_ % len(found) :] + found[: round_ % len(found)]
             for mode, runner in modes.items():
                 for row in order:
-                    assert row.call is not None
-                    cpu = (time.process_time(), cpu_seconds(row.front), cpu_seconds(row.upstream))
-                    latencies, wall = await runner(row.call, counts[mode])
-                    f = figures[(mode, row.name)]
-                    f.latencies += latencies
-                    f.wall += wall
-                    f.client_cpu += time.process_time() - cpu[0]
-                    f.front_cpu += cpu_seconds(row.front) - cpu[1]
-                    f.upstream_cpu += cpu_seconds(row.upstream) - cpu[2]
+                    # A client per turn: a connection idle through the other rows' turns may be closed by
+                    # the server just as it is reused, and the SDK's client does not survive that.
+                    async with Client(row.url, mode=args.mode) as client:
+                        call = caller(client, row)
+                        await concurrent(call, IN_FLIGHT)  # untimed: open the connections this turn uses
+                        cpu = (time.process_time(), cpu_seconds(row.front), cpu_seconds(row.upstream))
+                        failed = row.failed
+                        latencies, wall = await runner(call, counts[mode])
+                        f = figures[(mode, row.name)]
+                        f.failed += row.failed - failed
+                        f.latencies += latencies
+                        f.wall += wall
+                        f.client_cpu += time.process_time() - cpu[0]
+                        f.front_cpu += cpu_seconds(row.front) - cpu[1]
+                        f.upstream_cpu += cpu_seconds(row.upstream) - cpu[2]
             rounds_done += 1
     report(found, figures, modes, counts, rounds_done, args, load_before, time.perf_counter() - started)
 
@@ -317,7 +345,7 @@ def report(
     )
     header = (
         f"{'mode':<14} {'row':<30} {'mean µs':>8} {'p50 µs':>8} {'p99 µs':>8} {'calls/s':>8} {'p50 x':>6}"
-        f" {'tput x':>6} {'front CPU':>9} {'fixture CPU':>11} {'client CPU':>10}"
+        f" {'tput x':>6} {'front CPU':>9} {'fixture CPU':>11} {'client CPU':>10} {'failed':>6}"
     )
     for mode in modes:
         print(header)
@@ -328,11 +356,15 @@ def report(
                 f"{mode:<14} {row.name:<30} {f.mean_us:>8.0f} {f.p50_us:>8.0f} {f.p99_us:>8.0f} {f.throughput:>8.0f}"
                 f" {f.p50_us / base.p50_us:>6.2f} {base.throughput / f.throughput:>6.2f}"
                 f" {f.per_call_us(f.front_cpu):>9.0f} {f.per_call_us(f.upstream_cpu):>11.0f}"
-                f" {f.per_call_us(f.client_cpu):>10.0f}"
+                f" {f.per_call_us(f.client_cpu):>10.0f} {f.failed:>6}"
             )
         print()
     print("p50 x: the row's median latency / direct's; tput x: direct's calls per second / the row's (1.00: no cost)")
     print("CPU columns: µs of CPU per call in the front process (gateway or proxy), the fixture server, this client")
+    print("failed: calls answered with an error (timed like the others); the last failure of each row follows")
+    for row in found:
+        if row.failed:
+            print(f"  {row.name}: {row.failed} failed, last: {row.last_failure}")
     if GATEWAY in {row.name for row in found}:
         verdicts(figures, modes, {row.name for row in found})
     load_after = os.getloadavg()
