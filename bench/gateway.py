@@ -57,8 +57,24 @@ ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "demo_server.py"
 PROXY = Path(__file__).resolve().parent / "_fastmcp_proxy.py"
 SERVE = Path(__file__).resolve().parent / "_gateway_serve.py"
-TOOL = "echo"
-ARGS = {"text": "hello"}
+
+
+@dataclass(frozen=True)
+class Tool:
+    """The fixture tool every row calls, its arguments and the text it answers."""
+
+    name: str
+    arguments: dict[str, Any]
+    answer: str
+
+    @classmethod
+    def taking(cls, milliseconds: float) -> Tool:
+        """`echo` (no work) for 0 ms, else `slow`, which waits that long (a tool waiting on I/O)."""
+        if milliseconds <= 0:
+            return cls("echo", {"text": "hello"}, "hello")
+        return cls("slow", {"seconds": milliseconds / 1000}, "done")
+
+
 IN_FLIGHT = 32
 TARGET = 1.20
 DIRECT = "direct"
@@ -241,17 +257,17 @@ async def concurrent(call: Call, calls: int) -> tuple[list[float], float]:
     return latencies, clock() - start
 
 
-def caller(client: Client, row: Row) -> Call:
+def caller(client: Client, row: Row, tool: Tool) -> Call:
     """One call through `row`; a failed call (an error result or an MCP error) is counted on the row, not raised."""
 
     async def call() -> None:
         try:
-            result = await client.call_tool(TOOL, ARGS)
+            result = await client.call_tool(tool.name, tool.arguments)
         except MCPError as exc:
             failure = f"MCPError {exc.code}: {exc.message}"
         else:
             text = getattr(result.content[0], "text", None) if result.content else None
-            if not result.is_error and text == ARGS["text"]:
+            if not result.is_error and text == tool.answer:
                 return
             failure = f"unexpected result: {str(result.content)[:200]}"
         row.failed += 1
@@ -297,12 +313,13 @@ async def run(args: argparse.Namespace) -> None:
     modes: dict[str, Runner] = {"sequential": sequential, f"{IN_FLIGHT} in flight": concurrent}
     counts = {"sequential": args.calls, f"{IN_FLIGHT} in flight": args.concurrent_calls}
     rounds_done = 0
+    tool = Tool.taking(args.tool_ms)
     async with rows(set(args.skip)) as found:
         figures = {(mode, row.name): Figures() for mode in modes for row in found}
         for row in found:  # warm-up: connections, caches, each server's code paths
             async with Client(row.url, mode=args.mode) as client:
-                await sequential(caller(client, row), 50)
-                await concurrent(caller(client, row), IN_FLIGHT * 4)
+                await sequential(caller(client, row, tool), 50)
+                await concurrent(caller(client, row, tool), IN_FLIGHT * 4)
         for round_ in range(args.rounds):
             if time.perf_counter() - started > args.max_seconds:
                 break
@@ -312,7 +329,7 @@ async def run(args: argparse.Namespace) -> None:
                     # A client per turn: a connection idle through the other rows' turns may be closed by
                     # the server just as it is reused, and the SDK's client does not survive that.
                     async with Client(row.url, mode=args.mode) as client:
-                        call = caller(client, row)
+                        call = caller(client, row, tool)
                         await concurrent(call, IN_FLIGHT)  # untimed: open the connections this turn uses
                         cpu = (time.process_time(), cpu_seconds(row.front), cpu_seconds(row.upstream))
                         failed = row.failed
@@ -325,7 +342,7 @@ async def run(args: argparse.Namespace) -> None:
                         f.front_cpu += cpu_seconds(row.front) - cpu[1]
                         f.upstream_cpu += cpu_seconds(row.upstream) - cpu[2]
             rounds_done += 1
-    report(found, figures, modes, counts, rounds_done, args, load_before, time.perf_counter() - started)
+    report(found, figures, modes, counts, rounds_done, args, tool, load_before, time.perf_counter() - started)
 
 
 def report(
@@ -335,10 +352,14 @@ def report(
     counts: dict[str, int],
     rounds_done: int,
     args: argparse.Namespace,
+    tool: Tool,
     load_before: tuple[float, float, float],
     elapsed: float,
 ) -> None:
-    print(f"MCP tools/call {TOOL} over loopback Streamable HTTP, client mcp.Client(mode={args.mode!r})")
+    print(
+        f"MCP tools/call {tool.name} {json.dumps(tool.arguments)} over loopback Streamable HTTP,"
+        f" client mcp.Client(mode={args.mode!r})"
+    )
     print(
         f"{rounds_done} rounds, rows rotating; per round and row: {counts['sequential']} sequential calls, then "
         f"{counts[f'{IN_FLIGHT} in flight']} calls {IN_FLIGHT} at a time\n"
@@ -397,6 +418,9 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=int(os.environ.get("TOOLMESH_BENCH_CALLS", 20)))
     parser.add_argument("--concurrent-calls", type=int, default=IN_FLIGHT * 2)
     parser.add_argument("--max-seconds", type=float, default=120.0, help="start no round after this many seconds")
+    parser.add_argument(
+        "--tool-ms", type=float, default=0.0, help="0: call echo (no work); N: call slow, which waits N ms"
+    )
     parser.add_argument("--mode", choices=["auto", "legacy", "2026-07-28"], default="auto", help="client protocol")
     parser.add_argument(
         "--skip", action="append", default=[], choices=[GATEWAY, FASTMCP, FASTMCP_REUSE], help="leave a row out"
