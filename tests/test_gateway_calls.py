@@ -13,7 +13,7 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 
 from _gateway import client, serving
 from _mcp import demo_in_process
-from toolmesh import McpServer, ToolRegistry, tool
+from toolmesh import LogMessage, McpServer, ToolContext, ToolRegistry, tool
 from toolmesh.gateway import McpGateway
 
 MODES = ["legacy", "2026-07-28"]
@@ -89,3 +89,28 @@ async def test_a_requests_trace_context_is_the_parent_of_the_dispatch_span(mode:
     (span,) = [s for s in exporter.get_finished_spans() if s.name == "execute_tool hello"]
     assert f"{span.context.trace_id:032x}" == trace_id
     assert span.parent is not None
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_calls_log_messages_reach_the_client_on_the_calls_stream(mode: Any) -> None:
+    heard: list[Any] = []
+
+    async def on_log(params: Any) -> None:
+        heard.append((params.level, params.data, params.logger))
+
+    @tool
+    async def noisy(ctx: ToolContext[Any]) -> str:
+        """Log once, then answer."""
+        assert ctx.on_log is not None
+        await ctx.on_log(LogMessage("warning", {"disk": "low"}, "noisy", ctx.call_id, ctx.tool_name, None))
+        return "done"
+
+    registry = ToolRegistry()
+    registry.register(noisy)
+    options: dict[str, Any] = {"logging_callback": on_log}
+    if mode == "2026-07-28":
+        options["log_level"] = "info"  # a 2026-07-28 request opts in to log messages
+    async with serving(McpGateway(registry)) as url, client(url + "/mcp", mode, **options) as downstream:
+        with anyio.fail_after(60):
+            assert (await downstream.call_tool("noisy", {})).content[0].text == "done"  # type: ignore[union-attr]
+    assert heard == [("warning", {"disk": "low"}, "noisy")]

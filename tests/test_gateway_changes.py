@@ -8,6 +8,7 @@ import anyio
 import mcp_types
 
 from _gateway import client, serving
+from _mcp import demo_in_process
 from toolmesh import ToolRegistry
 from toolmesh.gateway import McpGateway
 
@@ -65,3 +66,37 @@ async def test_list_changed_is_advertised_to_a_discovering_2026_client() -> None
         assert discovering.protocol_version == "2026-07-28"
         tools = discovering.server_capabilities.tools
         assert tools is not None and tools.list_changed
+
+
+async def test_an_upstream_servers_new_tool_reaches_a_connected_client() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_in_process())  # in process: the 2025-11-25 handshake, so it announces changes
+        gateway = McpGateway(registry)
+        async with serving(gateway) as url, client(url + "/mcp", "2026-07-28") as modern:
+            with anyio.fail_after(60):
+                async with modern.listen(tools_list_changed=True) as subscription:
+                    grown = await modern.call_tool("demo__grow", {"name": "fresh"})
+                    async for _event in subscription:  # the server announced it, the registry refreshed its rows
+                        break
+                names = [t.name for t in (await modern.list_tools(cache_mode="refresh")).tools]
+                fresh = await modern.call_tool("demo__fresh", {"text": "hi"})
+    assert grown.content[0].text == "added fresh"  # type: ignore[union-attr]
+    assert "demo__fresh" in names
+    assert fresh.content[0].text == "fresh text=hi"  # type: ignore[union-attr]
+
+
+async def test_a_server_connecting_announces_resource_and_prompt_lists_too() -> None:
+    async with ToolRegistry() as registry:
+        gateway = McpGateway(registry)
+        async with serving(gateway) as url, client(url + "/mcp", "2026-07-28") as modern:
+            with anyio.fail_after(60):
+                async with modern.listen(resources_list_changed=True, prompts_list_changed=True) as subscription:
+                    await registry.connect(demo_in_process())
+                    kinds = []
+                    async for event in subscription:
+                        kinds.append(type(event).__name__)
+                        if len(kinds) == 2:
+                            break
+                uris = [str(r.uri) for r in (await modern.list_resources(cache_mode="refresh")).resources]
+    assert sorted(kinds) == ["PromptsListChanged", "ResourcesListChanged"]
+    assert "demo://readme" in uris

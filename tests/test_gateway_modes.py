@@ -9,7 +9,7 @@ import mcp
 import pytest
 
 from _gateway import client, serving
-from toolmesh import ToolRegistry
+from toolmesh import TaskSupport, ToolAnnotations, ToolCapabilities, ToolRegistry
 from toolmesh.gateway import HttpSettings, McpGateway
 
 MODES = ["legacy", "2026-07-28"]
@@ -64,3 +64,28 @@ async def test_a_large_catalog_is_listed_in_pages_and_read_whole(mode: Any) -> N
                     break
     assert pages == [500, 500, 234]
     assert names == [f"echo_{i}" for i in range(1234)]
+
+
+async def test_a_native_rows_capabilities_are_listed_as_mcp_fields() -> None:
+    registry = ToolRegistry()
+    capabilities = ToolCapabilities(
+        title="Look up",
+        annotations=ToolAnnotations(read_only=True, open_world=False),
+        icons=({"src": "https://example.com/icon.png", "mimeType": "image/png"},),
+        task_support=TaskSupport.OPTIONAL,
+        meta={"team": "search"},
+        output_schema={"type": "object", "properties": {"hits": {"type": "integer"}}},
+    )
+    registry.register_dynamic(
+        "lookup", {"type": "object", "properties": {"q": {"type": "string"}}}, _echo, capabilities=capabilities
+    )
+    async with mcp.Client(McpGateway(registry).server(), mode="legacy") as downstream:
+        (listed,) = (await downstream.list_tools()).tools
+    assert listed.title == "Look up"
+    assert listed.annotations is not None and listed.annotations.read_only_hint is True
+    assert listed.annotations.open_world_hint is False
+    assert listed.icons is not None and str(listed.icons[0].src) == "https://example.com/icon.png"
+    assert listed.execution is not None and listed.execution.task_support == "optional"
+    assert listed.meta == {"team": "search"}
+    assert listed.output_schema == {"type": "object", "properties": {"hits": {"type": "integer"}}}
+    assert listed.input_schema["properties"] == {"q": {"type": "string"}}

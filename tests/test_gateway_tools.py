@@ -11,19 +11,23 @@ import mcp_types
 import pytest
 from pydantic import BaseModel
 
-from _gateway import serving
+from _gateway import client, serving
 from _mcp import demo_in_process
 from toolmesh import (
     Entry,
     Hook,
+    Keep,
     Proceed,
     Refuse,
+    RewritePresentation,
     ToolAnnotations,
     ToolCall,
     ToolCallAction,
     ToolCapabilities,
     ToolContext,
     ToolRegistry,
+    ToolResult,
+    ToolResultAction,
     tool,
 )
 from toolmesh.gateway import McpGateway
@@ -152,3 +156,35 @@ async def test_errors_are_is_error_with_the_model_text_never_the_operator_detail
     assert texts["refused"] == "No secrets here."
     assert "nope" in texts["unknown"]
     assert "city" in texts["invalid"]
+
+
+class Redact(Hook):
+    async def on_tool_result(self, call: ToolCall, result: ToolResult, ctx: ToolContext[Any]) -> ToolResultAction:
+        return RewritePresentation("[redacted]") if call.name == "demo__add" else Keep()
+
+
+async def test_an_upstream_answer_passes_through_unless_a_hook_changed_what_the_model_sees() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_in_process())
+        async with mcp.Client(McpGateway(registry, hooks=[Redact()]).server(), mode="legacy") as downstream:
+            with anyio.fail_after(60):
+                image = await downstream.call_tool("demo__image", {})
+                redacted = await downstream.session.send_request(
+                    mcp_types.CallToolRequest(
+                        params=mcp_types.CallToolRequestParams(name="demo__add", arguments={"a": 1})
+                    ),
+                    mcp_types.CallToolResult,
+                )
+    assert [block.type for block in image.content] == ["image", "text"]  # the server's own blocks, as they came
+    assert redacted.content[0].text == "[redacted]"  # type: ignore[union-attr]
+    assert redacted.structured_content is None  # the hidden value does not leak through structuredContent
+
+
+async def test_a_passed_through_answer_names_the_gateway_not_the_upstream_server() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_in_process(protocol="2026-07-28"))  # its answers carry its serverInfo
+        async with serving(McpGateway(registry, name="front")) as url, client(url + "/mcp", "2026-07-28") as downstream:
+            with anyio.fail_after(60):
+                echoed = await downstream.call_tool("demo__echo", {"text": "who"})
+    assert echoed.content[0].text == "who"  # type: ignore[union-attr]
+    assert echoed.meta is not None and echoed.meta["io.modelcontextprotocol/serverInfo"]["name"] == "front"

@@ -15,6 +15,7 @@ from _gateway import client, serving
 from _mcp import demo_in_process
 from toolmesh import McpServer, ToolRegistry
 from toolmesh.gateway import McpGateway
+from toolmesh.policy import DenyServers
 
 MODES = ["legacy", "2026-07-28"]
 
@@ -129,3 +130,39 @@ async def test_resource_subscriptions_pass_through_to_the_owning_server() -> Non
                 )
     assert live.subscribed == ["live://feed"]
     assert live.unsubscribed == ["live://feed"]
+
+
+async def test_a_denied_servers_resources_and_prompts_are_not_served() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_in_process())
+        await registry.connect(McpServer.in_process("notes", _notes()))
+        gateway = McpGateway(registry, hooks=[DenyServers("notes")])
+        async with serving(gateway) as url, client(url + "/mcp", "legacy") as downstream:
+            with anyio.fail_after(60):
+                uris = [str(r.uri) for r in (await downstream.list_resources()).resources]
+                prompts = (await downstream.list_prompts()).prompts
+                with pytest.raises(MCPError):
+                    await downstream.read_resource("notes://static")
+    assert "demo://readme" in uris and "notes://static" not in uris
+    assert prompts == []
+
+
+async def test_an_unprefixed_servers_prompts_keep_their_own_names() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(McpServer.in_process("notes", _notes(), prefix=False))
+        async with serving(McpGateway(registry)) as url, client(url + "/mcp", "legacy") as downstream:
+            with anyio.fail_after(60):
+                names = [prompt.name for prompt in (await downstream.list_prompts()).prompts]
+                got = await downstream.get_prompt("summarize", {"topic": "tides"})
+                tools = [t.name for t in (await downstream.list_tools()).tools]
+    assert names == ["summarize"] and tools == ["noop"]  # named as the server's tools are
+    assert got.messages[0].content.text == "Please summarize tides."  # type: ignore[union-attr]
+
+
+async def test_a_read_resource_names_the_gateway_not_the_upstream_server() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_in_process(protocol="2026-07-28"))
+        async with serving(McpGateway(registry, name="front")) as url, client(url + "/mcp", "2026-07-28") as downstream:
+            with anyio.fail_after(60):
+                read = await downstream.read_resource("demo://readme")
+    assert read.meta is not None and read.meta["io.modelcontextprotocol/serverInfo"]["name"] == "front"

@@ -17,11 +17,11 @@ import mcp_types
 from .._capabilities import ToolAnnotations
 from .._entries import Entry, HostedEntry, McpEntry, is_advertised
 from .._hook_actions import Hook
-from .._policy_rules import _RowRule
+from .._policy_rules import AllowServers, DenyServers, _RowRule, matcher
 from .._registry import ToolRegistry
 from .._snapshot import ToolSnapshot
 
-__all__ = ["CatalogView", "RowPredicate", "mcp_tool", "output_schema", "row_rules"]
+__all__ = ["CatalogView", "RowPredicate", "mcp_tool", "output_schema", "row_rules", "server_rules"]
 
 RowPredicate = Callable[[Entry], bool]
 """Whether a profile shows a row."""
@@ -30,6 +30,16 @@ RowPredicate = Callable[[Entry], bool]
 def row_rules(hooks: Iterable[Hook]) -> tuple[Callable[[Entry], bool], ...]:
     """The hooks that decide by the row alone, as predicates "the rule lets this row be called"."""
     return tuple(_allows(hook) for hook in hooks if isinstance(hook, _RowRule))
+
+
+def server_rules(hooks: Iterable[Hook]) -> tuple[Callable[[str], bool], ...]:
+    """The ``AllowServers``/``DenyServers`` rules among the hooks, as predicates "the rule allows this server label"."""
+    return tuple(_allows_server(hook) for hook in hooks if isinstance(hook, AllowServers | DenyServers))
+
+
+def _allows_server(rule: AllowServers | DenyServers) -> Callable[[str], bool]:
+    match = matcher(rule.patterns, type(rule).__name__)
+    return lambda label: match(label) is rule.allows
 
 
 def _allows(rule: _RowRule) -> Callable[[Entry], bool]:
@@ -90,23 +100,26 @@ def mcp_tool(row: Entry) -> mcp_types.Tool:
 class CatalogView:
     """The rows one profile serves, cached until the catalog changes."""
 
-    __slots__ = ("_input_schemas", "_predicate", "_registry", "_rules", "_snapshot", "_tools")
+    __slots__ = ("_predicate", "_registry", "_rules", "_server_rules", "_snapshot", "_tools")
 
     def __init__(
-        self, registry: ToolRegistry, predicate: RowPredicate | None, rules: tuple[Callable[[Entry], bool], ...]
+        self,
+        registry: ToolRegistry,
+        predicate: RowPredicate | None,
+        rules: tuple[Callable[[Entry], bool], ...],
+        server_rules: tuple[Callable[[str], bool], ...] = (),
     ) -> None:
         self._registry = registry
         self._predicate = predicate
         self._rules = rules
+        self._server_rules = server_rules
         self._snapshot: ToolSnapshot | None = None
         self._tools: list[mcp_types.Tool] | None = None
-        self._input_schemas: dict[str, dict[str, Any]] | None = None
 
     def invalidate(self) -> None:
         """Forget the cached rows: the catalog changed."""
         self._snapshot = None
         self._tools = None
-        self._input_schemas = None
 
     def shows(self, row: Entry) -> bool:
         """Whether this profile serves ``row``."""
@@ -131,12 +144,13 @@ class CatalogView:
     def servers(self) -> list[str]:
         """The labels of the MCP servers whose resources and prompts this profile serves.
 
-        The default profile serves every connected server; another profile the servers
-        with at least one row in it. In connection order.
+        The default profile serves every connected server the ``AllowServers`` and
+        ``DenyServers`` rules allow; another profile the servers with at least one row
+        in it. In connection order.
         """
         labels = [connection.label for connection in self._registry.connections()]
         if self._predicate is None:
-            return labels
+            return [label for label in labels if all(rule(label) for rule in self._server_rules)]
         shown = {row.server for row in self.snapshot().entries() if isinstance(row, McpEntry)}
         return [label for label in labels if label in shown]
 
@@ -146,15 +160,3 @@ class CatalogView:
         if tools is None:
             tools = self._tools = [mcp_tool(row) for row in self.snapshot().entries()]
         return tools
-
-    def input_schema(self, name: str) -> dict[str, Any] | None:
-        """The input schema ``tools/list`` shows for ``name`` (None: not served), by a dict lookup.
-
-        The SDK checks every ``tools/call``'s ``Mcp-Param-*`` headers against the tool's schema;
-        without this lookup it finds the schema by running and walking the whole ``tools/list``
-        on every call, which costs more the larger the catalog.
-        """
-        schemas = self._input_schemas
-        if schemas is None:
-            schemas = self._input_schemas = {tool.name: tool.input_schema for tool in self.tools()}
-        return schemas.get(name)

@@ -4,23 +4,25 @@
 runs one ``ToolCall`` through ``run_tool_calls`` with the gateway's hooks (policy
 included) against the profile's snapshot, so a row outside the profile is unknown.
 The call's ``ToolContext`` reaches back to the client that made it: progress goes to
-that request (``notifications/progress`` under the client's token), elicitation and
-sampling become requests to that client (2025-11-25) or input rounds of the call
-(2026-07-28, ``_rounds``), and cancelling the request cancels the
-dispatch (and with it the upstream call). A request's W3C trace context (``_meta``'s
+that request (``notifications/progress`` under the client's token), so do the call's
+log messages (``notifications/message``); elicitation and sampling become requests to
+that client (2025-11-25) or input rounds of the call (2026-07-28, ``_rounds``); and
+cancelling the request cancels the dispatch (and with it the upstream call). A request's W3C trace context (``_meta``'s
 ``traceparent``) is the parent of the dispatch's span.
 
 Tool-list changes reach every client: handshake-era (2025-11-25) connections are
 kept (``_Sessions``) and each is sent ``notifications/tools/list_changed``;
 2026-07-28 clients hear it on ``subscriptions/listen`` streams, through the face's
-subscription bus.
+subscription bus. A change of a server's rows (connected, refreshed, left) also
+announces the resource and prompt lists as changed.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
-from typing import Any
+import warnings
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, cast
 
 import anyio
 import mcp_types
@@ -28,15 +30,22 @@ from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
 from mcp.server.session import ServerSession
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ToolsListChanged
+from mcp.server.subscriptions import (
+    InMemorySubscriptionBus,
+    ListenHandler,
+    PromptsListChanged,
+    ResourcesListChanged,
+    ToolsListChanged,
+)
 from mcp.shared._otel import extract_trace_context
+from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
 from .._calls import ToolCall
-from .._context import ElicitationRequest, SamplingRequest, ToolContext, new_call_id
+from .._context import ElicitationRequest, LogMessage, SamplingRequest, ToolContext, new_call_id
 from .._hook_stack import HookStack
 from .._turn import run_tool_calls
 from ._catalog_view import CatalogView
@@ -122,10 +131,10 @@ class ProfileFace:
         self.server: Server[Any] = _GatewayServer(
             name,
             instructions=instructions,
+            get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
             on_subscriptions_listen=self.listen,
-            get_tool_input_schema=view.input_schema,
             **upstream.handlers(view.servers),
         )
         self.server.middleware.append(self._remember)
@@ -138,17 +147,37 @@ class ProfileFace:
             self._sessions.remember(ctx.session)
         return await call_next(ctx)
 
-    async def notify_tools_changed(self) -> None:
-        """Tell every connected client of this profile that its tool list changed."""
-        for session in self._sessions.all():
+    async def notify_changed(self, servers: bool) -> None:
+        """Tell every connected client of this profile that its tool list changed (a slow one delays no other).
+
+        With ``servers`` (a server connected, left or was refreshed), its resource and
+        prompt lists may have changed too, and clients are told so as well.
+        """
+
+        async def tell(session: ServerSession) -> None:
             with anyio.move_on_after(_NOTIFY_TIMEOUT):
                 try:
                     await session.send_tool_list_changed()
+                    if servers:
+                        await session.send_resource_list_changed()
+                        await session.send_prompt_list_changed()
                 except Exception as exc:  # a client gone away: it no longer needs telling
                     logger.debug("profile %r: a client could not be told of a list change: %r", self.profile, exc)
+
+        async with anyio.create_task_group() as group:
+            for session in self._sessions.all():
+                group.start_soon(tell, session)
         await self.bus.publish(ToolsListChanged())
+        if servers:
+            await self.bus.publish(ResourcesListChanged())
+            await self.bus.publish(PromptsListChanged())
 
     # -- tools -------------------------------------------------------------------
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """A row's input schema, for the SDK's ``Mcp-Param-*`` header checks (else it lists every page per call)."""
+        row = self.view.snapshot().get(name)
+        return row.definition.parameters if row is not None else None
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
@@ -200,7 +229,7 @@ class ProfileFace:
         """The call's context: progress, elicitation and sampling reach the client that called."""
         meta = request.meta or {}
         progress = _progress_to(request.session) if meta.get("progress_token") is not None else None
-        ctx: ToolContext[Any] = ToolContext(call_id=call.id, progress=progress)
+        ctx: ToolContext[Any] = ToolContext(call_id=call.id, progress=progress, on_log=_log_to(request))
         if request.session.can_send_request:
             ctx.elicitation = _elicitation_to(request)
             ctx.sampling = _sampling_to(request)
@@ -212,6 +241,26 @@ def _progress_to(session: ServerSession) -> Callable[[float, float | None, str |
         await session.report_progress(value, total, message)
 
     return progress
+
+
+def _log_to(request: ServerRequestContext[Any, Any]) -> Callable[[LogMessage], Awaitable[None]]:
+    """The call's log messages (an upstream server's, during the call) go to the client, on the call's stream.
+
+    A 2026-07-28 client gets those at or above the level its request opted in to (none without).
+    """
+
+    async def log(message: LogMessage) -> None:
+        level = cast("mcp_types.LoggingLevel", message.level)
+        session, related = request.session, request.request_id
+        with warnings.catch_warnings():  # logging is deprecated in 2026-07-28 (SEP-2577), still served
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            sending = session.send_log_message(level, message.data, message.logger, related_request_id=related)
+        try:
+            await sending
+        except Exception as exc:  # the client went away: its call's logs need no reader
+            logger.debug("a log message of call %r could not be sent: %r", message.call_id, exc)
+
+    return log
 
 
 def _elicitation_to(

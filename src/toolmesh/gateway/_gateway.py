@@ -8,6 +8,7 @@ does, and closes them when it is closed.
 
 from __future__ import annotations
 
+import logging
 import re
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
@@ -23,7 +24,7 @@ from .._errors import ConfigurationError
 from .._hook_actions import Hook
 from .._hook_stack import HookStack
 from .._registry import ToolRegistry
-from ._catalog_view import CatalogView, row_rules
+from ._catalog_view import CatalogView, row_rules, server_rules
 from ._face import ProfileFace
 from ._http import HttpSettings, build_app, session_managers
 from ._rounds import InputRounds
@@ -31,6 +32,8 @@ from ._serving import Lifecycle, serve
 from ._upstream import Upstream
 
 __all__ = ["McpGateway"]
+
+logger = logging.getLogger("toolmesh.gateway")
 
 DEFAULT_PROFILE = "default"
 _PROFILE_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -82,13 +85,13 @@ class McpGateway:
             predicates[profile] = predicate
         self.registry = registry
         self._hooks = HookStack(hooks)
-        rules = row_rules(self._hooks)
+        rules, servers = row_rules(self._hooks), server_rules(self._hooks)
         upstream = Upstream(registry)
         self._rounds = InputRounds()
         self._faces = {
             profile: ProfileFace(
                 profile,
-                CatalogView(registry, predicate, rules),
+                CatalogView(registry, predicate, rules, servers),
                 self._hooks,
                 upstream,
                 self._rounds,
@@ -98,6 +101,7 @@ class McpGateway:
             for profile, predicate in predicates.items()
         }
         self._wake: anyio.Event | None = None
+        self._servers_changed = False
         self._running = 0
         self._unsubscribe = registry.on_change(self._changed)
 
@@ -128,6 +132,7 @@ class McpGateway:
     def _changed(self, change: CatalogChange) -> None:
         for face in self._faces.values():
             face.view.invalidate()
+        self._servers_changed = self._servers_changed or change.server is not None
         if self._wake is not None:
             self._wake.set()
 
@@ -136,8 +141,12 @@ class McpGateway:
         while True:
             self._wake = anyio.Event()
             await self._wake.wait()
+            servers, self._servers_changed = self._servers_changed, False
             for face in self._faces.values():
-                await face.notify_tools_changed()
+                try:
+                    await face.notify_changed(servers)
+                except Exception:  # one profile's failure must neither stop the fan-out nor the server
+                    logger.exception("profile %r: telling clients of a tool-list change failed", face.profile)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

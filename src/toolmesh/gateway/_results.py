@@ -6,7 +6,9 @@ metadata):
 
 * an MCP row's upstream answer is passed through as it came (content annotations,
   ``_meta``, ``structuredContent``, ``isError``), when nothing changed what the model
-  is shown: no hook rewrote the presentation and no presentation limit cut it;
+  is shown: no hook rewrote the presentation and no presentation limit cut it. Only
+  the protocol's reserved ``_meta`` keys of that hop (``io.modelcontextprotocol/*``,
+  such as the upstream's ``serverInfo``) are dropped: the gateway answers as itself;
 * otherwise the presentation's blocks become MCP content blocks (JSON as text), the
   structured value becomes ``structuredContent`` when it is an object (what MCP's
   ``structuredContent`` is), and a failed or refused call is ``isError``.
@@ -15,7 +17,7 @@ metadata):
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, TypeVar
 
 import mcp_types
 
@@ -35,7 +37,7 @@ from .._output import _block_text as block_text
 from .._result import Disposition, ToolResult
 from ..mcp._convert import error_text
 
-__all__ = ["call_result", "content_block", "content_blocks"]
+__all__ = ["call_result", "content_block", "content_blocks", "own_hop"]
 
 
 def content_block(block: ContentBlock) -> mcp_types.ContentBlock:
@@ -84,15 +86,32 @@ def _structured(result: ToolResult) -> Any:
     return value if isinstance(value, dict) else None
 
 
+_RESERVED = "io.modelcontextprotocol/"
+"""The prefix of ``_meta`` keys the protocol reserves: they describe one hop (the upstream
+server's ``serverInfo``, ...), never the gateway's answer."""
+
+
+R = TypeVar("R", bound=mcp_types.Result)
+
+
+def own_hop(raw: R) -> R:
+    """An upstream answer without that hop's reserved ``_meta`` keys (its ``serverInfo``, ...)."""
+    meta = raw.meta
+    if not meta or not any(key.startswith(_RESERVED) for key in meta):
+        return raw
+    kept = {key: value for key, value in meta.items() if not key.startswith(_RESERVED)}
+    return raw.model_copy(update={"meta": kept or None})
+
+
 def _passthrough(result: ToolResult) -> mcp_types.CallToolResult | None:
     """The upstream server's own answer, when the model is shown exactly what it said."""
     raw = result.metadata.get(MCP_RESULT)
     if not isinstance(raw, mcp_types.CallToolResult):
         return None
     if result.disposition is Disposition.SUCCEEDED and not raw.is_error:
-        return raw if result.presentation is presentation_of(result.output) else None
+        return own_hop(raw) if result.presentation is presentation_of(result.output) else None
     if result.disposition is Disposition.FAILED and raw.is_error:
-        return raw if result.presentation.as_text() == error_text(raw) else None
+        return own_hop(raw) if result.presentation.as_text() == error_text(raw) else None
     return None
 
 

@@ -2,8 +2,10 @@
 
 Namespacing:
 
-* prompts are named like tools, ``{server}__{prompt}``, so two servers' ``summarize``
-  prompts stay apart; ``prompts/get`` splits the name on the longest server label;
+* prompts are named like the server's tools: by the name policy's template
+  (``{server}__{prompt}`` by default) when the server is prefixed, else as the server
+  names them, so two prefixed servers' ``summarize`` prompts stay apart; ``prompts/get``
+  finds the server from the listing (an unprefixed clash: the first server wins);
 * resource URIs are served unchanged: tool results carry upstream URIs
   (``resource_link`` blocks, embedded resources) and models copy URIs out of text, so
   rewriting them would break those references. ``resources/read`` goes to the server
@@ -12,7 +14,8 @@ Namespacing:
   same URI, the first in connection order serves it.
 
 A profile serves the resources and prompts of the servers it shows: the default
-profile every connected server, another profile the servers with a row in it. A server
+profile every connected server that ``AllowServers``/``DenyServers`` rules allow,
+another profile the servers with a row in it. A server
 that fails its listing is left out of that listing (and logged), not the whole answer.
 """
 
@@ -28,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 
 from .._errors import ConfigurationError, ErrorKind, ToolExecutionError
 from .._registry import ToolRegistry
+from ._results import own_hop
 
 __all__ = ["PAGE_SIZE", "Upstream", "page"]
 
@@ -71,17 +75,25 @@ class Upstream:
         self._registry = registry
         self._owners: dict[str, str] = {}
         """Resource URI -> label of the server whose listing showed it first."""
+        self._prompts: dict[str, tuple[str, str]] = {}
+        """Served prompt name -> (server label, the server's own prompt name), from the listings."""
+
+    def _declares(self, label: str, capability: str) -> bool | None:
+        """Whether server ``label`` declared ``capability``; None when its capabilities are unknown.
+
+        A client pinned to 2026-07-28 skips ``server/discover`` and learns no capability
+        at all (not even ``tools``): such a server is asked, and its refusal is not news.
+        """
+        try:
+            capabilities = self._registry.connection(label).capabilities
+        except ConfigurationError:  # disconnected meanwhile
+            return False
+        if capabilities is None or not capabilities.model_dump(exclude_none=True):
+            return None
+        return getattr(capabilities, capability) is not None
 
     def _having(self, servers: Servers, capability: str) -> list[str]:
-        labels = []
-        for label in servers():
-            try:
-                capabilities = self._registry.connection(label).capabilities
-            except ConfigurationError:  # disconnected meanwhile
-                continue
-            if capabilities is not None and getattr(capabilities, capability) is not None:
-                labels.append(label)
-        return labels
+        return [label for label in servers() if self._declares(label, capability) is not False]
 
     async def _gather(self, labels: list[str], what: str, fetch: Callable[[str], Awaitable[list[T]]]) -> list[T]:
         found: list[T] = []
@@ -89,8 +101,32 @@ class Upstream:
             try:
                 found.extend(await fetch(label))
             except (ToolExecutionError, ConfigurationError) as exc:
-                logger.warning("MCP server %r left out of %s: %s", label, what, exc)
+                declared = isinstance(exc, ToolExecutionError) and self._declares(label, what.split("/")[0])
+                logger.log(
+                    logging.WARNING if declared else logging.DEBUG, "MCP server %r left out of %s: %s", label, what, exc
+                )
         return found
+
+    def _prompt_name(self, label: str, name: str) -> str:
+        """A prompt's served name: as the server's tools are named (the policy's template when prefixed)."""
+        if not self._registry.connection(label).spec.prefix:
+            return name
+        return self._registry.name_policy.template.format(server=label, tool=name)
+
+    async def _prompt_listing(self, servers: Servers) -> list[mcp_types.Prompt]:
+        """Every prompt of ``servers()`` under its served name (the first server wins a clash)."""
+        prompts: list[mcp_types.Prompt] = []
+        served: set[str] = set()
+        for label in self._having(servers, "prompts"):
+            for prompt in await self._gather([label], "prompts/list", self._registry.list_prompts):
+                name = self._prompt_name(label, prompt.name)
+                if name in served:
+                    logger.warning("MCP server %r: prompt %r left out, the name is taken", label, name)
+                    continue
+                served.add(name)
+                self._prompts[name] = (label, prompt.name)
+                prompts.append(prompt if name == prompt.name else prompt.model_copy(update={"name": name}))
+        return prompts
 
     def handlers(self, servers: Servers) -> dict[str, Any]:
         """The low-level server's ``on_*`` handlers for the resources and prompts of ``servers()``."""
@@ -119,7 +155,8 @@ class Upstream:
             ctx: ServerRequestContext[Any, Any], params: mcp_types.ReadResourceRequestParams
         ) -> mcp_types.ReadResourceResult:
             uri = str(params.uri)
-            return await self._routed(servers, uri, lambda label: self._registry.read_resource_result(label, uri))
+            read = await self._routed(servers, uri, lambda label: self._registry.read_resource_result(label, uri))
+            return own_hop(read)
 
         async def subscribe(
             ctx: ServerRequestContext[Any, Any], params: mcp_types.SubscribeRequestParams
@@ -140,22 +177,22 @@ class Upstream:
         async def list_prompts(
             ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
         ) -> mcp_types.ListPromptsResult:
-            prompts: list[mcp_types.Prompt] = []
-            for label in self._having(servers, "prompts"):
-                for prompt in await self._gather([label], "prompts/list", self._registry.list_prompts):
-                    prompts.append(prompt.model_copy(update={"name": f"{label}__{prompt.name}"}))
-            items, cursor = page(prompts, params.cursor if params else None)
+            items, cursor = page(await self._prompt_listing(servers), params.cursor if params else None)
             return mcp_types.ListPromptsResult(prompts=items, next_cursor=cursor)
 
         async def get_prompt(
             ctx: ServerRequestContext[Any, Any], params: mcp_types.GetPromptRequestParams
         ) -> mcp_types.GetPromptResult:
-            labels = sorted(self._having(servers, "prompts"), key=len, reverse=True)
-            label = next((label for label in labels if params.name.startswith(f"{label}__")), None)
-            if label is None:
+            labels = self._having(servers, "prompts")
+            found = self._prompts.get(params.name)
+            if found is None or found[0] not in labels:
+                await self._prompt_listing(servers)  # a prompt added since the client listed
+                found = self._prompts.get(params.name)
+            if found is None or found[0] not in labels:
                 raise MCPError(mcp_types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
+            label, name = found
             try:
-                return await self._registry.get_prompt(label, params.name[len(label) + 2 :], params.arguments)
+                return own_hop(await self._registry.get_prompt(label, name, params.arguments))
             except ToolExecutionError as exc:
                 raise _mcp_error(exc, mcp_types.INVALID_PARAMS) from None
 
