@@ -1,10 +1,10 @@
-# Two commands: `make demo` and `make test`. Each sets up .venv when it is missing.
+# Three commands: `make demo`, `make serve` (the example gateway, until Ctrl-C) and `make test`. Each sets up .venv when it is missing.
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test lint docs unit bench install clean
+.PHONY: demo serve test lint docs unit bench install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -17,6 +17,9 @@ install: $(STAMP)
 
 demo: install
 	$(BIN)/python examples/demo.py
+
+serve: install
+	$(BIN)/python -m toolmesh serve --config examples/toolmesh.json
 
 lint: install
 	$(BIN)/ruff check

@@ -1,4 +1,4 @@
-"""`make demo`: a registry of example tools, its catalog, and a few calls a model might make.
+"""`make demo`: a registry of example tools, its catalog, a few calls a model might make, then `toolmesh serve`.
 
 It runs from any directory and in any virtualenv that has toolmesh: the example server
 is started with this Python (``sys.executable``) from this file's folder.
@@ -14,6 +14,7 @@ from rich.console import Console
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from gateway_demo import serve_and_call
 from tools import registry
 
 from toolmesh import McpServer, ToolContext
@@ -47,6 +48,7 @@ async def main() -> None:
             result = await registry.dispatch(name, arguments, ctx=ToolContext(call_id=f"call_{index}"))
             rows.append((f"{name} {arguments}\n({why})", result))
         console.print(result_table(rows))
+    await serve_and_call(console)  # the same tools, served as one MCP endpoint by `toolmesh serve`
 
 
 if __name__ == "__main__":

@@ -87,6 +87,11 @@ def test_demo_runs_from_another_directory_without_the_repositorys_venv(tmp_path:
     assert done.returncode == 0, done.stderr
     assert "connected 'notes'" in done.stdout
     assert "notes__search" in done.stdout and "forecast" in done.stdout
+    # It ends by serving: an MCP client lists and calls a native and a proxied tool through `toolmesh serve`.
+    assert "an MCP client" in done.stdout and "lists 6 tools at http://127.0.0.1:" in done.stdout
+    assert '{"city": "Lima", "temperature": 21.0, "unit": "celsius"}' in done.stdout
+    assert '{"matches": [{"title": "travel"' in done.stdout
+    assert "gateway stopped by SIGTERM: exit code 0" in done.stdout
 
 
 def test_the_example_config_runs_python_from_path_relative_to_the_current_directory(

@@ -14,10 +14,9 @@ own stderr stay out of it. Errors and server text are printed literally.
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
+import importlib
 import json
 import logging
-import sys
 import tempfile
 from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
@@ -34,9 +33,9 @@ from ._cli_export import _NAME_RULES, _PROVIDER_PACKAGES, PROVIDERS, export_tool
 from ._cli_render import catalog_table, result_json, result_table, row_json
 from ._cli_status import ConnectStatus
 from ._entries import Entry, McpEntry
-from ._errors import ConfigurationError, ToolmeshError
+from ._errors import ToolmeshError
 from ._names import NamePolicy
-from ._native import NativeTool
+from ._native_loading import add_native
 from ._registry import ToolRegistry
 from ._result import ToolResult
 from .mcp import McpServer
@@ -54,7 +53,11 @@ err_console = Console(stderr=True, highlight=False)
 
 ModuleOption = Annotated[
     list[str] | None,
-    typer.Option("--module", "-m", help="path/to/file.py:NAME — a ToolRegistry, a @tool or a list of them."),
+    typer.Option(
+        "--module",
+        "-m",
+        help="path/to/file.py:NAME or package.module:NAME — a ToolRegistry, a @tool or a list of them.",
+    ),
 ]
 ConfigOption = Annotated[
     list[Path] | None,
@@ -127,39 +130,8 @@ def _note(message: str) -> None:
     err_console.print(Text(message), soft_wrap=True)
 
 
-def _load_object(spec: str) -> Any:
-    path_text, _, attribute = spec.partition(":")
-    path = Path(path_text)
-    if not path.is_file():
-        raise ConfigurationError(f"--module {spec!r}: no file {path_text!r}; give path/to/file.py:NAME")
-    module_spec = importlib.util.spec_from_file_location(path.stem, path)
-    if module_spec is None or module_spec.loader is None:
-        raise ConfigurationError(f"--module {spec!r}: {path_text!r} is not a Python file")
-    module = importlib.util.module_from_spec(module_spec)
-    sys.modules[path.stem] = module
-    try:
-        module_spec.loader.exec_module(module)
-    except Exception as exc:  # the user's module: report it like any other bad option
-        raise ConfigurationError(
-            f"--module {spec!r}: importing {path_text} failed: {type(exc).__name__}: {exc}"
-        ) from exc
-    name = attribute or "registry"
-    if not hasattr(module, name):
-        raise ConfigurationError(f"--module {spec!r}: {path_text} has no attribute {name!r}")
-    return getattr(module, name)
-
-
 def _add_module(registry: ToolRegistry, spec: str) -> None:
-    found = _load_object(spec)
-    if isinstance(found, ToolRegistry):
-        for row in found.entries():
-            registry._add(row, replace=False)
-        return
-    tools = found if isinstance(found, list | tuple) else [found]
-    for item in tools:
-        if not isinstance(item, NativeTool) and not callable(item):
-            raise ConfigurationError(f"--module {spec!r}: {item!r} is not a tool or a function")
-        registry.register(item)
+    add_native(registry, spec, where=f"--module {spec!r}")
 
 
 # -- running a command against a registry ---------------------------------------------------
@@ -427,3 +399,6 @@ def _require_provider_package(provider: str) -> None:
 def main() -> None:
     """Entry point of the ``toolmesh`` console script."""
     app()
+
+
+from . import _cli_serve  # noqa: E402, F401  # registers `check` and `serve` on `app`

@@ -72,13 +72,13 @@ def _processes() -> list[tuple[int, int, int]]:
 
 
 @contextmanager
-def interrupts() -> Iterator[Any]:
-    """SIGINT as a stream (POSIX main thread only), so Ctrl-C never interrupts a cleanup midway."""
+def interrupts(*signums: signal.Signals) -> Iterator[Any]:
+    """SIGINT (or ``signums``) as a stream (POSIX main thread only), so Ctrl-C never interrupts a cleanup midway."""
     if sys.platform == "win32":
         yield None
         return
     try:
-        receiver = anyio.open_signal_receiver(signal.SIGINT)
+        receiver = anyio.open_signal_receiver(*(signums or (signal.SIGINT,)))
         signals = receiver.__enter__()
     except (RuntimeError, ValueError, NotImplementedError):  # not the main thread
         yield None
@@ -89,13 +89,18 @@ def interrupts() -> Iterator[Any]:
         receiver.__exit__(None, None, None)
 
 
-async def watch_interrupts(signals: Any, work_scope: anyio.CancelScope, note: Callable[[str], None]) -> None:
-    """The first Ctrl-C cancels ``work_scope`` (an orderly stop); each later one kills the servers' groups."""
+async def watch_interrupts(
+    signals: Any,
+    work_scope: anyio.CancelScope,
+    note: Callable[[str], None],
+    first: str = "interrupted: stopping the servers… (press Ctrl-C again to kill them now)",
+) -> None:
+    """The first signal cancels ``work_scope`` (an orderly stop; it says ``first``), each later one kills the groups."""
     count = 0
     async for _ in signals:
         count += 1
         if count == 1:
-            note("interrupted: stopping the servers… (press Ctrl-C again to kill them now)")
+            note(first)
             work_scope.cancel()
         else:
             killed = kill_server_groups()

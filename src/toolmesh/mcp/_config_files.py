@@ -27,7 +27,7 @@ from ._config import DEFAULT_MAX_CONFIG_BYTES, McpServer, Transport
 from ._config_keys import IGNORED, OPTIONS, TYPES, Document, ServerEntry, Switch, json_type, spellings, validate
 from ._hosts import check_allowed_hosts
 
-__all__ = ["DEFAULT_MAX_CONFIG_BYTES", "label_for", "load_config"]
+__all__ = ["DEFAULT_MAX_CONFIG_BYTES", "label_for", "load_config", "read_json", "servers_of"]
 
 logger = logging.getLogger("toolmesh.mcp")
 
@@ -58,14 +58,14 @@ def load_config(
     elif isinstance(source, (str, os.PathLike)):
         origin = os.fspath(source)
         folder = Path(origin).resolve().parent
-        document = _read_json(origin, max_bytes)
+        document = read_json(origin, max_bytes)
     else:
         raise ServerConfigError(
             f"source must be a path or a mapping, not {type(source).__name__}",
             fix="Pass the path of an mcpServers JSON file, or the dict parsed from it",
         )
     try:
-        servers = _servers(document, folder, max_bytes)
+        servers = servers_of(document, folder, max_bytes)
         if allowed_hosts is not None:
             check_allowed_hosts(servers, allowed_hosts)
     except ServerConfigError as exc:
@@ -107,8 +107,13 @@ def _read_text(path: str, max_bytes: int, what: str) -> str:
         raise ServerConfigError(f"the {what} is not UTF-8 text", origin=path) from None
 
 
-def _read_json(path: str, max_bytes: int) -> Any:
-    text = _read_text(path, max_bytes, "MCP config file")
+def read_json(path: str, max_bytes: int, what: str = "MCP config file") -> Any:
+    """The parsed JSON (comments and trailing commas allowed) of the file at ``path``.
+
+    Raises:
+        ServerConfigError: naming the file, and the line and column of a syntax error.
+    """
+    text = _read_text(path, max_bytes, what)
     try:
         try:
             return json.loads(text)
@@ -176,7 +181,8 @@ def _strip_jsonc(text: str) -> str:
 # -- from the document to specs -----------------------------------------------------------
 
 
-def _servers(document: Any, folder: Path, max_bytes: int) -> list[McpServer]:
+def servers_of(document: Any, folder: Path, max_bytes: int) -> list[McpServer]:
+    """The servers of a parsed ``mcpServers`` document; ``folder`` anchors relative ``envFile`` paths."""
     if not isinstance(document, Mapping):
         raise ServerConfigError(
             f"the config must be a JSON object, not {json_type(document)}",

@@ -1,0 +1,336 @@
+"""``toolmesh check`` and ``toolmesh serve``: a gateway config (``toolmesh.json``) from the command line.
+
+``check`` connects everything the config names and reports each server (ok, tools,
+protocol version, time, or the error); exit code 1 when anything failed. ``serve``
+serves the catalog as one MCP endpoint until SIGINT or SIGTERM, which close the
+clients' sessions, the upstream sessions and their child processes (exit code 0).
+
+Without ``--config`` both read ``./toolmesh.json``, else the bundled example
+(``examples/toolmesh.json`` of the source tree). Over stdio, stdout carries nothing
+but the protocol: every status line goes to stderr.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import logging
+import signal
+import sys
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, TypeVar
+
+import anyio
+import typer
+from rich.text import Text
+
+from . import _cli_processes
+from ._cli import (
+    MaxBytesOption,
+    SkipOption,
+    StderrOption,
+    _connect,
+    _fail,
+    _note,
+    _server_stderr,
+    _SkippedServerFilter,
+    _Sources,
+    app,
+    console,
+)
+from ._entries import McpEntry
+from ._errors import ConfigurationError, ToolmeshError
+from ._registry import ToolRegistry
+from .gateway import DEFAULT_PROFILE, GatewayConfig, McpGateway, Profile, ServeSettings
+from .gateway._catalog_view import CatalogView, row_rules
+from .mcp import McpServer
+from .mcp._config import DEFAULT_MAX_CONFIG_BYTES
+
+__all__ = ["BUNDLED_CONFIG", "check", "config_path", "serve"]
+
+_T = TypeVar("_T")
+_STOPPING = "stopping: closing the client sessions, the upstream sessions and the servers… (again: kill them now)"
+
+BUNDLED_CONFIG = Path(__file__).resolve().parents[2] / "examples" / "toolmesh.json"
+"""The example config of the source tree: the example tools and MCP server, nothing from the network."""
+
+GatewayConfigOption = Annotated[
+    Path | None,
+    typer.Option("--config", "-c", help="The gateway config (default: ./toolmesh.json, else the bundled example)."),
+]
+
+
+def config_path(given: Path | None) -> Path:
+    """``given``, else ``./toolmesh.json``, else the bundled example; exits with code 2 when none exists."""
+    if given is not None:
+        return given
+    here = Path("toolmesh.json")
+    if here.is_file():
+        return here
+    if BUNDLED_CONFIG.is_file():
+        _note(f"no ./toolmesh.json here: using the bundled example {BUNDLED_CONFIG}")
+        return BUNDLED_CONFIG
+    _fail(
+        "no ./toolmesh.json here and no bundled example (it ships in the source tree's examples/); "
+        "write a toolmesh.json (see the gateway guide) or give --config path/to/toolmesh.json"
+    )
+
+
+def load_config(given: Path | None, max_bytes: int) -> GatewayConfig:
+    """The checked config; a problem exits with code 2 before anything starts."""
+    try:
+        return GatewayConfig.load(config_path(given), max_bytes=max_bytes)
+    except ToolmeshError as exc:
+        _fail(str(exc))
+
+
+def run_guarded(sources: _Sources, work: Callable[[str | None], Awaitable[_T]]) -> _T | None:
+    """Run ``work(server_log_path)``; SIGINT or SIGTERM cancels it (None), a second one kills the servers' groups.
+
+    Servers' stderr goes to a log file unless ``--server-stderr``, as for the other commands.
+    """
+    with _server_stderr(sources) as log_path:
+        try:
+            return anyio.run(_guarded, work, log_path)
+        except ToolmeshError as exc:
+            _fail(str(exc))
+        finally:
+            if log_path is not None and Path(log_path).stat().st_size:
+                _note(f"the servers' stderr: {log_path}")
+
+
+async def _guarded(work: Callable[[str | None], Awaitable[_T]], log_path: str | None) -> _T | None:
+    work_scope = anyio.CancelScope()
+    result: list[_T] = []
+    errors: list[ToolmeshError] = []
+    async with anyio.create_task_group() as watcher:
+        with _cli_processes.interrupts(signal.SIGINT, signal.SIGTERM) as signals:
+            if signals is not None:
+                watcher.start_soon(_cli_processes.watch_interrupts, signals, work_scope, _note, _STOPPING)
+            try:
+                with work_scope:
+                    result.append(await work(log_path))
+            except ToolmeshError as exc:  # raised here, not as a task group's ExceptionGroup
+                errors.append(exc)
+            finally:
+                watcher.cancel_scope.cancel()
+    if errors:
+        raise errors[0]
+    return result[0] if result else None
+
+
+# -- check ------------------------------------------------------------------------------------
+
+
+@dataclass
+class _Outcome:
+    """One line of ``toolmesh check``."""
+
+    name: str
+    seconds: float
+    tools: int | None = None
+    protocol: str | None = None
+    error: str | None = None
+
+
+@app.command()
+def check(
+    config: GatewayConfigOption = None,
+    server_stderr: StderrOption = False,
+    max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
+) -> None:
+    """Connect everything the gateway config names and report each server; exit 1 if any failed."""
+    gateway_config = load_config(config, max_config_bytes)
+    sources = _Sources([], gateway_config.servers, skip_failures=True, server_stderr=server_stderr)
+
+    async def work(log_path: str | None) -> tuple[list[_Outcome], dict[str, int]]:
+        outcomes = []
+        started = time.perf_counter()
+        try:
+            registry = gateway_config.registry()
+            native = sum(not isinstance(row, McpEntry) for row in registry.entries())
+            outcomes.append(_Outcome("native", time.perf_counter() - started, tools=native))
+        except ConfigurationError as exc:
+            registry = ToolRegistry(names=gateway_config.names)
+            outcomes.append(_Outcome("native", time.perf_counter() - started, error=str(exc)))
+        async with registry:
+            outcomes.extend(await _check_servers(registry, gateway_config.servers))
+            profiles = _profile_sizes(registry, gateway_config)
+        return outcomes, profiles
+
+    done = run_guarded(sources, work)
+    if done is None:
+        _fail("interrupted", 130)
+    outcomes, profiles = done
+    for line in _check_lines(outcomes):
+        console.print(line, soft_wrap=True)
+    if profiles:
+        console.print(
+            Text("profiles: " + ", ".join(f"{name} ({count} tools)" for name, count in profiles.items())),
+            soft_wrap=True,
+        )
+    failed = [o.name for o in outcomes if o.error is not None]
+    if failed:
+        _note(f"{len(failed)} failed: {', '.join(failed)}")
+        raise typer.Exit(1)
+
+
+async def _check_servers(registry: ToolRegistry, servers: list[McpServer]) -> list[_Outcome]:
+    """Connect every server at once; each one's outcome with the time it took (from the common start)."""
+    started = time.perf_counter()
+    seen: dict[str, tuple[float, int | Exception]] = {}
+
+    def progress(spec: McpServer, outcome: int | Exception) -> None:
+        seen[spec.label] = (time.perf_counter() - started, outcome)
+
+    skipped_filter = _SkippedServerFilter()
+    logger = logging.getLogger("toolmesh")
+    logger.addFilter(skipped_filter)
+    try:
+        await registry.connect_all(servers, skip_failures=True, on_progress=progress)
+    finally:
+        logger.removeFilter(skipped_filter)
+    protocols = {c.label: c.protocol_version for c in registry.connections()}
+    outcomes = []
+    for spec in servers:
+        seconds, outcome = seen.get(spec.label, (time.perf_counter() - started, Exception("not connected")))
+        if spec.label in protocols and isinstance(outcome, int):
+            tools = sum(isinstance(row, McpEntry) and row.server == spec.label for row in registry.entries())
+            outcomes.append(_Outcome(spec.label, seconds, tools=tools, protocol=protocols[spec.label]))
+        else:
+            outcomes.append(_Outcome(spec.label, seconds, error=str(outcome)))
+    return outcomes
+
+
+def _profile_sizes(registry: ToolRegistry, config: GatewayConfig) -> dict[str, int]:
+    """How many tools each profile lists (the policy's row rules, then the profile's conditions)."""
+    rules = row_rules(config.hooks)
+    predicates: dict[str, Profile | None] = {DEFAULT_PROFILE: None, **config.profiles}
+    return {
+        name: len(CatalogView(registry, profile.allows if profile else None, rules).snapshot())
+        for name, profile in predicates.items()
+    }
+
+
+def _check_lines(outcomes: list[_Outcome]) -> list[Text]:
+    """One line per source: ✓ label, ok, tools, protocol, time; or ✗ label, the error, time."""
+    width = max(len(o.name) for o in outcomes)
+    lines = []
+    for o in outcomes:
+        if o.error is None:
+            mark, tools = Text("✓", style="green"), f"{o.tools} tool{'s' * (o.tools != 1)}"
+            status = f"ok  {tools}" + (f"  protocol {o.protocol}" if o.protocol else "")
+        else:
+            mark, status = Text("✗", style="red"), f"failed: {o.error}"
+        lines.append(Text.assemble(mark, " ", (o.name.ljust(width), "bold"), f"  {status}  {o.seconds:.2f} s"))
+    return lines
+
+
+# -- serve ------------------------------------------------------------------------------------
+
+
+@app.command()
+def serve(
+    config: GatewayConfigOption = None,
+    profile: Annotated[
+        str | None, typer.Option("--profile", "-p", help="The profile served over stdio (default: the config's).")
+    ] = None,
+    transport: Annotated[str | None, typer.Option("--transport", "-t", help="http or stdio.")] = None,
+    host: Annotated[str | None, typer.Option("--host", help="The interface to bind (HTTP).")] = None,
+    port: Annotated[
+        int | None, typer.Option("--port", min=0, max=65535, help="The port (HTTP; 0: any free one).")
+    ] = None,
+    stateless: Annotated[
+        bool | None, typer.Option("--stateless/--stateful", help="Keep no per-client state (HTTP, 2026-07-28).")
+    ] = None,
+    skip_failures: SkipOption = False,
+    server_stderr: StderrOption = False,
+    max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
+) -> None:
+    """Serve the catalog as one MCP endpoint (profiles at <path>/<profile>) until Ctrl-C or SIGTERM."""
+    if transport not in (None, "http", "stdio"):
+        _fail(f"--transport {transport!r}: use http or stdio")
+    gateway_config = load_config(config, max_config_bytes)
+    given: dict[str, Any] = {
+        "profile": profile,
+        "transport": transport,
+        "host": host,
+        "port": port,
+        "stateless": stateless,
+    }
+    settings = dataclasses.replace(gateway_config.serve, **{k: v for k, v in given.items() if v is not None})
+    known = [DEFAULT_PROFILE, *gateway_config.profiles]
+    if settings.profile not in known:
+        _fail(f"--profile {settings.profile!r}: no such profile; the profiles are {', '.join(known)}")
+    stdio = settings.transport == "stdio"
+    try:
+        http = None if stdio else settings.http_settings()
+    except ConfigurationError as exc:
+        _fail(str(exc))
+    sources = _Sources([], gateway_config.servers, skip_failures=skip_failures, server_stderr=server_stderr)
+
+    async def work(log_path: str | None) -> bool:
+        with contextlib.redirect_stdout(sys.stderr) if stdio else contextlib.nullcontext():
+            registry = gateway_config.registry()  # a module printing as it loads must not break stdio
+        async with registry:
+            if gateway_config.servers:
+                await _connect(registry, sources, log_path)
+            gateway = McpGateway(
+                registry,
+                profiles={name: p.allows for name, p in gateway_config.profiles.items()},
+                hooks=gateway_config.hooks,
+            )
+            sizes = _profile_sizes(registry, gateway_config)
+            if http is None:
+                _note(_catalog_line(registry, sizes))
+                size = sizes[settings.profile]
+                _note(f"serving the profile {settings.profile!r} ({size} tool{'s' * (size != 1)}) over stdio")
+                await gateway.run_stdio(settings.profile)
+            else:
+                try:
+                    await gateway.serve_http(
+                        http, on_ready=lambda base: _announce(base, settings, gateway_config, registry, sizes)
+                    )
+                except OSError as exc:
+                    raise ConfigurationError(
+                        f"cannot listen on {http.host}:{http.port} ({exc.strerror or exc}); "
+                        "is another gateway running there? Give another --port (0: any free one)"
+                    ) from None
+        return True
+
+    run_guarded(sources, work)
+    _note("stopped: the client sessions, the upstream sessions and the servers' processes are closed")
+
+
+def _catalog_line(registry: ToolRegistry, sizes: dict[str, int]) -> str:
+    rows = registry.entries()
+    mcp_rows = [row for row in rows if isinstance(row, McpEntry)]
+    servers = len({row.server for row in mcp_rows})
+    return (
+        f"catalog: {len(rows)} tools ({len(rows) - len(mcp_rows)} native, {len(mcp_rows)} from "
+        f"{servers} server{'s' * (servers != 1)}); the policy lets {sizes[DEFAULT_PROFILE]} through"
+    )
+
+
+def _announce(
+    base: str, settings: ServeSettings, config: GatewayConfig, registry: ToolRegistry, sizes: dict[str, int]
+) -> None:
+    """What ``serve`` prints once it listens (stdout): the URL, each profile's URL and size, the auth."""
+    lines = [_catalog_line(registry, sizes), f"listening on {base}{settings.path}"]
+    urls = {name: f"{base}{settings.path}" + ("" if name == DEFAULT_PROFILE else f"/{name}") for name in sizes}
+    width, url_width = max(map(len, sizes)), max(map(len, urls.values()))
+    for name, size in sizes.items():
+        about = config.profiles[name].description if name in config.profiles else "every tool the policy allows"
+        line = f"  {name.ljust(width)}  {urls[name].ljust(url_width)}  {size} tool{'s' * (size != 1)}"
+        lines.append(line + (f" — {about}" if about else ""))
+    if settings.tokens:
+        lines.append("auth: bearer tokens from " + ", ".join(token.source for token in settings.tokens))
+    else:
+        lines.append("auth: none (loopback only)")
+    lines.append("stop with Ctrl-C (or SIGTERM)")
+    for line in lines:
+        console.print(Text(line), soft_wrap=True, highlight=False)
+    sys.stdout.flush()
