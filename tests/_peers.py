@@ -3,7 +3,7 @@
     async with peer_gateway_url() as url:          # http://127.0.0.1:P/mcp, served in this process
         ...
     result = await inspector(url, "--method", "tools/list")   # the MCP Inspector CLI's JSON answer
-    result = await inspector(*peer_gateway_stdio_command(), "--method", "tools/list")
+    result = await inspector(*peer_gateway_stdio_command(tmp_path), "--method", "tools/list")  # toolmesh serve, stdio
 
 The catalog is tests/fixtures/peer_gateway.py: native `multiply` and `refuse`, and the demo fixture's
 tools as `demo__*`.
@@ -23,12 +23,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _gateway import serving
 from anyio.abc import ByteReceiveStream, Process
-from toolmesh.gateway import McpGateway
 
+from _gateway import serving
 from _mcp import demo_in_process, wait_until
-from _servers import FIXTURES, NPM_TOOLS, fixture_module
+from _servers import DEMO, FIXTURES, NPM_TOOLS, fixture_module
+from toolmesh.gateway import McpGateway
 
 PEER_GATEWAY = FIXTURES / "peer_gateway.py"
 INSPECTOR_PKG = "@modelcontextprotocol/inspector"
@@ -46,9 +46,21 @@ async def peer_gateway_url() -> AsyncIterator[str]:
         yield f"{base}/mcp"
 
 
-def peer_gateway_stdio_command() -> list[str]:
-    """The command that serves the peer catalog over stdio (its demo upstream a stdio child of it)."""
-    return [sys.executable, str(PEER_GATEWAY), "stdio"]
+def peer_gateway_stdio_command(folder: Path) -> list[str]:
+    """`toolmesh serve --transport stdio` on the peer catalog (a toolmesh.json written in `folder`).
+
+    The demo fixture runs as a stdio child of the gateway, the native tools load from the fixture file.
+    """
+    config = {
+        "mcpServers": {"demo": {"command": sys.executable, "args": [str(DEMO), "stdio"]}},
+        "native": [f"{PEER_GATEWAY}:TOOLS"],
+        "serve": {"transport": "stdio"},
+    }
+    path = folder / "toolmesh.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    script = Path(sys.executable).parent / "toolmesh"
+    toolmesh = [str(script)] if script.exists() else [sys.executable, "-m", "toolmesh"]
+    return [*toolmesh, "serve", "-c", str(path)]  # not --config: the Inspector takes that option as its own
 
 
 def inspector_cli() -> Path:

@@ -1,7 +1,8 @@
 """A client no one here wrote: the MCP Inspector CLI (Node, the TypeScript SDK) against the gateway.
 
 Over Streamable HTTP (the gateway serving in this process on a loopback port) and over stdio (the
-Inspector launches the gateway program itself, which runs the demo fixture as its own stdio child),
+Inspector launches `toolmesh serve --transport stdio` itself, which runs the demo fixture as its own
+stdio child),
 the Inspector lists the catalog and calls a native and a proxied tool; over HTTP it also sees a
 structured result and `isError` results of both kinds of row. It exits 0 even when a result has
 `isError`, so every check reads its JSON. Each Inspector run is one connection (over stdio: one
@@ -10,6 +11,7 @@ gateway process and its upstream), so the stdio test keeps to the three calls th
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -60,5 +62,5 @@ async def test_inspector_lists_and_calls_native_and_proxied_tools_over_http() ->
 
 
 @pytest.mark.timeout(400)
-async def test_inspector_lists_and_calls_native_and_proxied_tools_over_stdio() -> None:
-    await _lists_and_calls(*peer_gateway_stdio_command())
+async def test_inspector_lists_and_calls_native_and_proxied_tools_over_stdio(tmp_path: Path) -> None:
+    await _lists_and_calls(*peer_gateway_stdio_command(tmp_path))
