@@ -1,6 +1,7 @@
 """What `toolmesh serve` costs per call: the gateway against the server it fronts, and against FastMCP's proxy.
 
-Run:  .venv/bin/python bench/gateway.py [--rounds 20] [--calls 20] [--concurrent-calls 64] [--max-seconds 120]
+Run:  .venv/bin/python bench/gateway.py [--rounds 20] [--calls 20] [--concurrent-calls 64] [--max-seconds 240]
+                                        [--tool-ms 0] [--mode auto|legacy|2026-07-28] [--skip ROW]
 
 One fixture server (tests/fixtures/demo_server.py, the SDK's ``MCPServer``) runs as a child process
 on a free loopback port over Streamable HTTP. In front of it, each as its own child process on its
@@ -8,25 +9,31 @@ own loopback port, also over Streamable HTTP:
 
   1. direct              nothing: the client talks to the fixture server itself (the floor).
   2. toolmesh serve      ``toolmesh serve --config toolmesh.json``: a config with the fixture server
-                         (over HTTP, prefixes off) and no native tools; ``tools/call echo`` goes through
-                         the registry's dispatch and its supervised upstream session.
+                         (over HTTP, prefixes off) and no native tools; a ``tools/call`` goes through the
+                         gateway's MCP face, the registry's dispatch and its supervised upstream session.
   3. fastmcp proxy       ``fastmcp.server.create_proxy(URL)`` (FastMCP 4.2.3), FastMCP's recommended proxy:
                          a new upstream session for each request it forwards.
   4. fastmcp proxy,      ``create_proxy(fastmcp.Client(URL))`` with the client connected once: one shared
      session reused      upstream session (FastMCP's faster, opt-in configuration).
 
-Every row is measured with the same client, one ``mcp.Client(url)`` entered once per row (protocol
-2026-07-28 by default; ``--mode legacy`` for 2025-11-25 sessions), calling ``echo`` with
-``{"text": "hello"}``: a tool that does no work, so the table shows what each hop costs. Two modes:
-sequential (one call at a time) and 32 calls in flight (32 tasks sharing the session). After a
-warm-up, the run is many short rounds; in each, every row takes its turn in both modes, the first
-row rotating, so every row sees the same machine load. Bounded by count (rounds x calls) and by time
-(``--max-seconds``: no new round starts after it).
+Every row is measured with the same client, the SDK's ``mcp.Client(url)`` (protocol 2026-07-28 by
+default; ``--mode legacy`` for 2025-11-25 sessions), calling ``echo {"text": "hello"}``: a tool that
+does no work, so the table shows what each hop costs (``--tool-ms N`` calls ``slow`` instead, which
+waits N ms, like a tool waiting on an API). Two modes: sequential (one call at a time) and 32 calls in
+flight (32 tasks sharing one session). After a warm-up, the run is many short rounds; in each, every
+row takes its turn in both modes, the first row rotating, so every row sees the same machine load. Each
+turn opens its own client (untimed, with 32 untimed calls to open its connections): a connection left
+idle through the other rows' turns may be closed by the server just as it is reused, which the SDK's
+client does not survive. Bounded by count (rounds x calls) and by time (``--max-seconds``: no new round
+starts after it). FastMCP's proxy needs FastMCP's server side (the ``fastmcp-slim[server]`` extra);
+without it those rows are skipped, saying so.
 
 Columns: latency per call (mean, p50, p99), throughput (calls per second of the row's wall time), the
 ratios against direct (latency: p50 / direct p50; throughput: direct / row, so for both 1.00 is no
-overhead and the target is under 1.20), and the CPU time per call of the server processes the call
-went through (from /proc: the front process, the fixture server) and of this client process.
+overhead and the target is under 1.20), the CPU time per call of the processes the call went through
+(from /proc: the front process, the fixture server; and this client process), and the calls that
+failed (an error result or an MCP error: counted and timed, not raised). The last lines say whether
+the gateway met its target and beat each FastMCP row, and the machine's load average.
 """
 
 from __future__ import annotations
@@ -36,7 +43,6 @@ import contextlib
 import importlib
 import json
 import os
-import shutil
 import socket
 import statistics
 import subprocess
@@ -56,7 +62,6 @@ from mcp.shared.exceptions import MCPError
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "demo_server.py"
 PROXY = Path(__file__).resolve().parent / "_fastmcp_proxy.py"
-SERVE = Path(__file__).resolve().parent / "_gateway_serve.py"
 
 
 @dataclass(frozen=True)
@@ -218,14 +223,10 @@ def fastmcp_server_missing() -> str | None:
 
 
 def gateway_command(upstream: str, port: int, folder: Path) -> list[str]:
-    """`toolmesh serve --config` on a config fronting `upstream`; bench/_gateway_serve.py if the CLI has no serve."""
+    """`toolmesh serve --config toolmesh.json`, the config fronting `upstream` on `port`."""
     script = Path(sys.executable).parent / "toolmesh"
-    toolmesh = [str(script)] if script.exists() else [shutil.which("toolmesh") or "toolmesh"]
-    probe = subprocess.run([*toolmesh, "serve", "--help"], capture_output=True, check=False)
-    if probe.returncode == 0:
-        return [*toolmesh, "serve", "--config", str(gateway_config(upstream, port, folder))]
-    print("toolmesh serve is not in this CLI: serving the same gateway with bench/_gateway_serve.py")
-    return [sys.executable, str(SERVE), upstream, str(port)]
+    toolmesh = [str(script)] if script.exists() else [sys.executable, "-m", "toolmesh"]
+    return [*toolmesh, "serve", "--config", str(gateway_config(upstream, port, folder))]
 
 
 async def sequential(call: Call, calls: int) -> tuple[list[float], float]:
@@ -417,7 +418,7 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=int(os.environ.get("TOOLMESH_BENCH_ROUNDS", 20)))
     parser.add_argument("--calls", type=int, default=int(os.environ.get("TOOLMESH_BENCH_CALLS", 20)))
     parser.add_argument("--concurrent-calls", type=int, default=IN_FLIGHT * 2)
-    parser.add_argument("--max-seconds", type=float, default=120.0, help="start no round after this many seconds")
+    parser.add_argument("--max-seconds", type=float, default=240.0, help="start no round after this many seconds")
     parser.add_argument(
         "--tool-ms", type=float, default=0.0, help="0: call echo (no work); N: call slow, which waits N ms"
     )
