@@ -21,7 +21,14 @@ from agents.tool_context import ToolContext
 from fastmcp.exceptions import ToolError
 from pydantic_ai import Agent
 from pydantic_ai.mcp import MCPToolset
-from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart, ToolReturnPart
+from pydantic_ai.messages import (
+    ModelMessage,
+    ModelResponse,
+    RetryPromptPart,
+    TextPart,
+    ToolCallPart,
+    ToolReturnPart,
+)
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 
 from _peers import peer_gateway_url
@@ -61,18 +68,27 @@ async def test_fastmcp_client_lists_and_calls_native_and_proxied_tools() -> None
 
 async def test_pydantic_ai_agent_lists_and_calls_native_and_proxied_tools() -> None:
     offered: list[str] = []
+    failures: list[str] = []  # what the model is told of an isError result (a tool return or a retry prompt)
 
     def model(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
-        returns = [p for m in messages for p in getattr(m, "parts", ()) if isinstance(p, ToolReturnPart)]
+        parts = [p for m in messages for p in getattr(m, "parts", ())]
+        returns = [p for p in parts if isinstance(p, ToolReturnPart)]
         if not returns:
             offered.extend(t.name for t in info.function_tools)
             return ModelResponse(
                 parts=[
                     ToolCallPart(NATIVE, {"a": 6, "b": 7}, tool_call_id="c1"),
                     ToolCallPart(PROXIED, {"a": 2, "b": 3}, tool_call_id="c2"),
+                    ToolCallPart("demo__fail", {"reason": "upstream says no"}, tool_call_id="c3"),
                 ]
             )
-        return ModelResponse(parts=[TextPart(json.dumps({p.tool_name: p.content for p in returns}, sort_keys=True))])
+        failures.extend(
+            str(p.content)
+            for p in parts
+            if isinstance(p, RetryPromptPart | ToolReturnPart) and p.tool_name == "demo__fail"
+        )
+        answers = {p.tool_name: p.content for p in returns if p.tool_name != "demo__fail"}
+        return ModelResponse(parts=[TextPart(json.dumps(answers, sort_keys=True))])
 
     async with peer_gateway_url() as url:
         agent = Agent(FunctionModel(model), toolsets=[MCPToolset(url)])
@@ -81,6 +97,8 @@ async def test_pydantic_ai_agent_lists_and_calls_native_and_proxied_tools() -> N
 
     assert {NATIVE, PROXIED, PROXIED_TEXT} <= set(offered)
     assert json.loads(result.output) == {NATIVE: {"product": 42}, PROXIED: {"sum": 5}}
+    assert len(failures) == 1
+    assert "upstream says no" in failures[0]
 
 
 async def test_openai_agents_mcp_server_lists_and_calls_native_and_proxied_tools() -> None:
@@ -99,12 +117,14 @@ async def test_openai_agents_mcp_server_lists_and_calls_native_and_proxied_tools
             native = await invoke(tools, NATIVE, {"a": 6, "b": 7})
             proxied = await invoke(tools, PROXIED, {"a": 2, "b": 3})
             echoed = await server.call_tool(PROXIED_TEXT, {"text": "through the gateway"})
+            refused = await invoke(tools, "refuse", {"reason": "not today"})
 
     assert {NATIVE, PROXIED, PROXIED_TEXT} <= listed <= set(tools)
     assert json.loads(_text(native)) == {"product": 42}
     assert json.loads(_text(proxied)) == {"sum": 5}
     assert not echoed.is_error
     assert echoed.content[0].text == "through the gateway"
+    assert "not today" in _text(refused)  # an isError result reaches the model as its text
 
 
 def _text(output: Any) -> str:
