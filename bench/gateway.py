@@ -319,8 +319,8 @@ async def run(args: argparse.Namespace) -> None:
         figures = {(mode, row.name): Figures() for mode in modes for row in found}
         for row in found:  # warm-up: connections, caches, each server's code paths
             async with Client(row.url, mode=args.mode) as client:
-                await sequential(caller(client, row, tool), 50)
-                await concurrent(caller(client, row, tool), IN_FLIGHT * 4)
+                await sequential(caller(client, row, tool), 20)
+                await concurrent(caller(client, row, tool), IN_FLIGHT * 2)
         for round_ in range(args.rounds):
             if time.perf_counter() - started > args.max_seconds:
                 break
