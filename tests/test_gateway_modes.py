@@ -85,7 +85,7 @@ async def test_a_native_rows_capabilities_are_listed_as_mcp_fields() -> None:
     assert listed.annotations is not None and listed.annotations.read_only_hint is True
     assert listed.annotations.open_world_hint is False
     assert listed.icons is not None and str(listed.icons[0].src) == "https://example.com/icon.png"
-    assert listed.execution is not None and listed.execution.task_support == "optional"
+    assert listed.execution is None  # the gateway runs tasks itself: clients call directly
     assert listed.meta == {"team": "search"}
     assert listed.output_schema == {"type": "object", "properties": {"hits": {"type": "integer"}}}
     assert listed.input_schema["properties"] == {"q": {"type": "string"}}

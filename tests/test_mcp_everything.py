@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 
+import anyio
 import pytest
 
 from _mcp import child_pids, everything_stdio
@@ -24,6 +25,7 @@ from toolmesh import (
     ToolContext,
     ToolRegistry,
 )
+from toolmesh.mcp import MCP_TASK_ID
 
 
 def test_server_everything_is_installed() -> None:
@@ -152,9 +154,19 @@ async def test_the_spec_env_reaches_the_process(registry: ToolRegistry) -> None:
     assert "from-the-spec" not in result.output.as_text() + result.presentation.as_text()
 
 
-async def test_a_task_only_tool_fails_before_the_wire(registry: ToolRegistry) -> None:
-    # Task-augmented calls are not supported yet: toolmesh says so without asking the server.
-    result = await registry.dispatch("ev__simulate-research-query", {"topic": "x"})
-    assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE
-    assert not result.error.retryable and "only run as a task" in result.error.message
-    assert "mcp.result" not in result.metadata  # nothing was sent
+async def test_simulate_research_query_runs_as_a_task_to_its_result(registry: ToolRegistry) -> None:
+    # taskSupport "required": a task-augmented tools/call, tasks/get polls, tasks/result.
+    seen: list[str | None] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(message)
+
+    with anyio.fail_after(120):
+        result = await registry.dispatch(
+            "ev__simulate-research-query", {"topic": "owls"}, ToolContext(progress=progress, timeout=120)
+        )
+    assert result.ok, result.error
+    assert "Research Report: owls" in result.output.as_text()
+    assert result.metadata[MCP_TASK_ID]
+    assert seen[0] is not None and seen[0].startswith("working") and seen[-1] is not None
+    assert seen[-1].startswith("completed")

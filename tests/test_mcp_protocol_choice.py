@@ -26,7 +26,7 @@ async def test_a_stdio_server_speaks_the_chosen_protocol(protocol: str, expected
 
 
 def test_an_unknown_protocol_is_refused_naming_the_choices() -> None:
-    with pytest.raises(ServerConfigError, match="protocol.*'auto', '2025-11-25' or '2026-07-28'"):
+    with pytest.raises(ServerConfigError, match=r"protocol.*'auto', '2025-11-25' or '2026-07-28'"):
         McpServer.stdio("x", "python", protocol="2024-01-01")  # type: ignore[arg-type]
 
 

@@ -319,26 +319,21 @@ async def test_after_a_reconnect_a_call_never_waits_on_tools_list(tmp_path: Path
         assert registry.connection("re").reconnects == 1
 
 
-# -- issue 7 #6: task-only tools are not advertised -----------------------------------------
+# -- issue 7 #6, changed by issue 10: task-only tools are offered (their calls run as tasks) --
 
 
-async def test_task_only_tools_are_left_out_of_definitions_and_exports(caplog: pytest.LogCaptureFixture) -> None:
+async def test_task_only_tools_are_in_definitions_and_exports_without_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
     caplog.set_level(logging.WARNING, logger="toolmesh")
     async with ToolRegistry() as registry:
         with anyio.fail_after(60):
             await registry.connect(everything_stdio("evt", call_timeout=20))
-        names = [row.name for row in registry.entries()]
-        assert "evt__simulate-research-query" in names
-        assert "evt__simulate-research-query" not in [d.name for d in registry.definitions()]
-        assert "evt__simulate-research-query" not in [d.name for d in registry.snapshot().definitions()]
+        assert "evt__simulate-research-query" in [d.name for d in registry.definitions()]
+        assert "evt__simulate-research-query" in [d.name for d in registry.snapshot().definitions()]
         exported = [tool["function"]["name"] for tool in openai_chat.tools(registry)]
-        assert "evt__echo" in exported and "evt__simulate-research-query" not in exported
-        called = await registry.dispatch("evt__simulate-research-query", {"topic": "x"})
-        assert called.error is not None and called.error.kind is ErrorKind.UNAVAILABLE
-        assert not called.error.retryable and "only run as a task" in called.error.message
-        assert called.error.model_feedback == "The tool 'evt__simulate-research-query' cannot be called here."
-    (warning,) = [r for r in caplog.records if "simulate-research-query" in r.getMessage()]
-    assert "'evt'" in warning.getMessage() and "task" in warning.getMessage()
+        assert "evt__echo" in exported and "evt__simulate-research-query" in exported
+    assert not [r for r in caplog.records if "simulate-research-query" in r.getMessage()]
 
 
 # -- issue 7 #7: DenyAnnotated follows the MCP defaults --------------------------------------

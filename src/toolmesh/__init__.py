@@ -27,6 +27,7 @@ from ._errors import (
     ErrorKind,
     HookError,
     NameCollisionError,
+    NoCallbackError,
     OutputConversionError,
     ServerConnectionError,
     ToolExecutionError,
@@ -35,12 +36,22 @@ from ._errors import (
     UnsupportedContentError,
     UnsupportedToolError,
 )
+from ._events import (
+    ElicitationEvent,
+    LogEvent,
+    PartialEvent,
+    ProgressEvent,
+    ResultEvent,
+    SamplingEvent,
+    ToolEvent,
+)
 from ._names import PROVIDER_RULES, NamePolicy, NameRule
 from ._native import NativeTool, ToolOptions, tool
 from ._output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput, to_output
 from ._registry import ToolRegistry
 from ._result import Disposition, ToolResult
 from ._snapshot import ToolSnapshot
+from ._stream import ToolStream
 from ._turn import CompletedCall, TurnResult, TurnStream, run_tool_calls, stream_tool_calls
 from .hooks import (
     Defer,
@@ -75,6 +86,7 @@ __all__ = [
     "DynamicEntry",
     "DynamicSchemaError",
     "ElicitationCallback",
+    "ElicitationEvent",
     "ElicitationRequest",
     "EmbeddedResource",
     "Entry",
@@ -92,6 +104,7 @@ __all__ = [
     "IoMode",
     "Json",
     "LogCallback",
+    "LogEvent",
     "LogMessage",
     "Keep",
     "McpConnection",
@@ -102,18 +115,23 @@ __all__ = [
     "NameRule",
     "NativeEntry",
     "NativeTool",
+    "NoCallbackError",
     "OutputConversionError",
     "PartialCallback",
+    "PartialEvent",
     "Proceed",
     "ProgressCallback",
+    "ProgressEvent",
     "PROVIDER_RULES",
     "Refuse",
     "Repair",
     "ResourceLink",
+    "ResultEvent",
     "RewriteArguments",
     "RewritePresentation",
     "run_tool_calls",
     "SamplingCallback",
+    "SamplingEvent",
     "SamplingRequest",
     "ServerConfigError",
     "ServerConnectionError",
@@ -130,6 +148,7 @@ __all__ = [
     "ToolCapabilities",
     "ToolContext",
     "ToolDefinition",
+    "ToolEvent",
     "ToolExecutionError",
     "ToolmeshError",
     "ToolNotFoundError",
@@ -139,6 +158,7 @@ __all__ = [
     "ToolResult",
     "ToolResultAction",
     "ToolSnapshot",
+    "ToolStream",
     "TurnResult",
     "TurnStream",
     "UnsupportedContentError",

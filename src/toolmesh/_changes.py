@@ -106,15 +106,44 @@ class _Queue:
         self.ready.set()
 
 
-async def _drain(queue: _Queue, unsubscribe: Callable[[], None]) -> AsyncGenerator[CatalogChange, None]:
-    try:
-        while True:
+class _Changes(AsyncGenerator[CatalogChange, None]):
+    """One ``changes()`` iterator: its listener stays registered until it is closed or collected.
+
+    A class rather than an async generator function: a generator closed or dropped
+    before its first step never runs its ``finally``, which left the listener behind.
+    """
+
+    __slots__ = ("_queue", "_unsubscribe")
+
+    def __init__(self, queue: _Queue, unsubscribe: Callable[[], None]) -> None:
+        self._queue = queue
+        self._unsubscribe: Callable[[], None] | None = unsubscribe
+
+    async def asend(self, value: None) -> CatalogChange:
+        queue = self._queue
+        while not queue.items:
+            if self._unsubscribe is None:
+                raise StopAsyncIteration
             await queue.ready.wait()
             queue.ready = anyio.Event()
-            while queue.items:
-                yield queue.items.popleft()
-    finally:
-        unsubscribe()
+        return queue.items.popleft()
+
+    async def athrow(self, typ: Any, val: Any = None, tb: Any = None) -> CatalogChange:
+        self._close()
+        raise typ if val is None else val
+
+    async def aclose(self) -> None:
+        self._close()
+
+    def _close(self) -> None:
+        unsubscribe, self._unsubscribe = self._unsubscribe, None
+        if unsubscribe is not None:
+            unsubscribe()
+            self._queue.items.clear()
+            self._queue.ready.set()  # a consumer waiting in another task ends its iteration
+
+    def __del__(self) -> None:
+        self._close()
 
 
 class CatalogEvents:
@@ -142,7 +171,8 @@ class CatalogEvents:
     def changes(self, max_queued: int = 256) -> AsyncGenerator[CatalogChange, None]:
         """Each change of the catalog from this call on, as an async iterator that never ends by itself.
 
-        Close it (``aclose()``, or ``contextlib.aclosing``) to stop listening.
+        Close it (``aclose()``, or ``contextlib.aclosing``) to stop listening; an iterator
+        dropped without being closed stops listening when it is garbage-collected.
 
         Args:
             max_queued: Changes kept for a consumer that is behind; past that they are
@@ -154,7 +184,7 @@ class CatalogEvents:
         if max_queued < 1:
             raise ValueError(f"max_queued must be at least 1, got {max_queued!r}")
         queue = _Queue(max_queued)
-        return _drain(queue, self.on_change(queue.put))
+        return _Changes(queue, self.on_change(queue.put))
 
     def _refuse(self, server: str | None, names: Sequence[str]) -> None:
         if self._refused is not None and names:

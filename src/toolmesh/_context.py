@@ -8,12 +8,13 @@ tool its own copy, so ``ctx.metadata`` written by a tool lands on that call's
 from __future__ import annotations
 
 import itertools
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 if TYPE_CHECKING:
     import mcp_types
+    from pydantic import BaseModel
 
 __all__ = [
     "ElicitationCallback",
@@ -132,6 +133,66 @@ class ToolContext(Generic[DepsT]):
         """Tell the host how far the call got; a no-op when nobody listens."""
         if self.progress is not None:
             await self.progress(progress, total, message)
+
+    async def elicit(
+        self,
+        message: str | mcp_types.ElicitRequestFormParams | mcp_types.ElicitRequestURLParams,
+        schema: type[BaseModel] | Mapping[str, Any] | None = None,
+        *,
+        url: str | None = None,
+        elicitation_id: str | None = None,
+    ) -> mcp_types.ElicitResult:
+        """Ask the user for input through the host, as an MCP server's elicitation would.
+
+        ``ctx.elicit("Your name?", NameForm)`` asks a form (a pydantic model class or a JSON
+        Schema dict; ``content`` of the answer holds the values); ``ctx.elicit("Sign in",
+        url="https://...")`` sends the user to a URL; an ``ElicitRequestFormParams`` /
+        ``ElicitRequestURLParams`` is passed on as it is. The call's ``elicitation`` callback
+        answers, else the registry's.
+
+        Raises:
+            NoCallbackError: neither has an elicitation callback; uncaught, the call fails and
+                the model is told what the tool wanted.
+        """
+        from ._asking import elicit
+
+        return await elicit(self, message, schema, url, elicitation_id)
+
+    async def sample(
+        self,
+        messages: str | Sequence[str | mcp_types.SamplingMessage] | mcp_types.CreateMessageRequestParams,
+        *,
+        max_tokens: int = 1024,
+        system_prompt: str | None = None,
+        temperature: float | None = None,
+    ) -> mcp_types.CreateMessageResult:
+        """Ask the host's model for a completion, as an MCP server's sampling request would.
+
+        ``messages`` is a user message (a string), a list of strings (user messages) and
+        ``SamplingMessage`` objects, or a whole ``CreateMessageRequestParams``. The call's
+        ``sampling`` callback answers, else the registry's.
+
+        Raises:
+            NoCallbackError: neither has a sampling callback; uncaught, the call fails and the
+                model is told what the tool wanted.
+        """
+        from ._asking import sample
+
+        return await sample(self, messages, max_tokens, system_prompt, temperature)
+
+    async def log(self, level: str, data: Any, logger: str | None = None) -> None:
+        """Log a message of this call: to the ``toolmesh.tool.<name>`` logger and to ``on_log``.
+
+        ``level`` is an MCP level (debug, info, notice, warning, error, critical, alert,
+        emergency); ``data`` any JSON value. ``on_log`` receives a ``LogMessage`` with
+        ``server=None``, as it receives an MCP server's messages for its calls.
+
+        Raises:
+            ValueError: ``level`` is not an MCP level.
+        """
+        from ._asking import log
+
+        await log(self, level, data, logger)
 
     def fork(self, tool_name: str) -> ToolContext[DepsT]:
         """The copy a single call gets: same host values, its own empty metadata."""

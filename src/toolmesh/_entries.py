@@ -16,7 +16,7 @@ import jsonschema
 import jsonschema.exceptions
 
 from . import _arguments
-from ._capabilities import TaskSupport, ToolCapabilities
+from ._capabilities import ToolCapabilities
 from ._context import ToolContext
 from ._definition import ToolDefinition
 from ._errors import ConfigurationError, DynamicSchemaError, ErrorKind, ToolExecutionError
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from ._native import NativeTool
     from .mcp._schema import SchemaValidator
 
-__all__ = ["DynamicEntry", "Entry", "HostedEntry", "McpEntry", "NativeEntry", "is_advertised"]
+__all__ = ["DynamicEntry", "Entry", "HostedEntry", "McpEntry", "NativeEntry"]
 
 DynamicHandler: TypeAlias = Callable[..., Awaitable[Any]]
 
@@ -274,14 +274,6 @@ class McpEntry:
         ctx.metadata[MCP_WIRE_NAME] = self.wire_name
         if isinstance(arguments, str):
             ctx.metadata[MCP_ARGUMENTS] = arguments
-        if not is_advertised(self):
-            raise ToolExecutionError(
-                f"MCP server {self.server!r}: the tool {self.wire_name!r} can only run as a task "
-                '(execution.taskSupport "required"), and toolmesh does not make task calls yet',
-                kind=ErrorKind.UNAVAILABLE,
-                retryable=False,
-                model_feedback=f"The tool {self.name!r} cannot be called here.",
-            )
         data = self.validate(arguments)
         return await self.caller.call_tool(self, data or None, ctx)
 
@@ -328,16 +320,6 @@ class McpEntry:
 
 Entry: TypeAlias = NativeEntry | McpEntry | DynamicEntry | HostedEntry
 """Any row of a registry."""
-
-
-def is_advertised(row: Entry) -> bool:
-    """Whether the model is shown ``row`` (in ``definitions()`` and provider exports).
-
-    Every row is, except one that can only run as a task (``TaskSupport.REQUIRED``, an
-    MCP tool's ``execution.taskSupport: "required"``): toolmesh does not make task
-    calls yet, so such a row stays in ``entries()`` for the host but is not offered.
-    """
-    return row.capabilities.task_support is not TaskSupport.REQUIRED
 
 
 def describe_row(row: Entry) -> str:

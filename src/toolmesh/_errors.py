@@ -14,6 +14,7 @@ The hierarchy::
     ├── UnsupportedContentError (ValueError)  a result a provider format cannot carry
     ├── ToolNotFoundError (KeyError)       a name that is not in the registry
     └── ToolExecutionError                 one tool call went wrong (carried on ToolResult.error)
+        └── NoCallbackError                a tool asked for user input or a completion; no callback answers
 
 ``ToolExecutionError`` is the only error a tool call produces. ``dispatch`` returns
 it on a failed ``ToolResult`` instead of raising; ``raise_for_error()`` and
@@ -35,6 +36,7 @@ __all__ = [
     "ErrorKind",
     "HookError",
     "NameCollisionError",
+    "NoCallbackError",
     "OutputConversionError",
     "ServerConfigError",
     "ServerConnectionError",
@@ -326,3 +328,24 @@ def _rebuild_error(
         http_status=http_status,
         model_feedback=model_feedback,
     )
+
+
+class NoCallbackError(ToolExecutionError):
+    """A tool asked the host for user input (elicitation) or a completion (sampling), and no callback answers it.
+
+    Raised by ``ctx.elicit`` / ``ctx.sample`` in a native tool when neither the call's
+    context nor the registry has the callback, and it fails an MCP call whose server asked
+    what the call has no callback for (on 2026-07-28, where the server cannot be told
+    no). Uncaught, the call fails with kind ``unavailable`` (not retryable), and the model
+    is told what the tool wanted.
+
+    Attributes:
+        request: What was asked: an ``ElicitationRequest`` or a ``SamplingRequest``.
+    """
+
+    def __init__(self, message: str, *, request: Any, model_feedback: str) -> None:
+        super().__init__(message, kind=ErrorKind.UNAVAILABLE, retryable=False, model_feedback=model_feedback)
+        self.request = request
+
+    def __repr__(self) -> str:
+        return f"NoCallbackError(kind={self.kind.value!r}, asked={type(self.request).__name__})"

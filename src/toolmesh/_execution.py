@@ -17,6 +17,7 @@ from typing import Any, TypeVar
 import anyio
 from opentelemetry import trace
 
+from ._asking import HostCallbacks
 from ._context import ToolContext
 from ._entries import Entry, NativeEntry
 from ._errors import ErrorKind, OutputConversionError, ToolExecutionError
@@ -42,6 +43,8 @@ class DispatchSettings:
     """Seconds any call may take, unless the row or the call says otherwise."""
     tracer_provider: trace.TracerProvider | None = None
     """Where spans go; the global provider when None."""
+    callbacks: HostCallbacks | None = None
+    """The registry's default elicitation and sampling callbacks, put on each call's context."""
     _tracer_cache: list[tuple[trace.TracerProvider | None, trace.Tracer | None]] = field(
         default_factory=lambda: [(None, None)], init=False, repr=False, compare=False
     )
@@ -132,6 +135,8 @@ def execute(
     has one coroutine layer less.
     """
     call_ctx = ToolContext.for_call(ctx, row.name)
+    if settings.callbacks is not None:
+        settings.callbacks.fill(call_ctx)
     tracer = settings.tracer()
     if tracer is None:
         return _execute(row, arguments, call_ctx, settings)
@@ -227,6 +232,8 @@ async def run_native(
     The Python arguments are bound and validated by the tool's argument model, and the
     call runs under the row's timeout and tracing, as ``execute`` runs a model's call.
     """
+    if settings.callbacks is not None:
+        settings.callbacks.fill(ctx)
     tracer = settings.tracer()
     if tracer is None:
         return await guarded(row, ctx, settings, _run_native, row.tool, args, kwargs, ctx)

@@ -7,7 +7,15 @@ all read or write these keys without depending on one another. The public home i
 
 from __future__ import annotations
 
-__all__ = ["MCP_ARGUMENTS", "MCP_META", "MCP_RESULT", "MCP_SERVER_LABEL", "MCP_WIRE_NAME"]
+__all__ = [
+    "MCP_ARGUMENTS",
+    "MCP_ASKED",
+    "MCP_META",
+    "MCP_RESULT",
+    "MCP_SERVER_LABEL",
+    "MCP_TASK_ID",
+    "MCP_WIRE_NAME",
+]
 
 MCP_SERVER_LABEL = "mcp.server_label"
 """The label of the server that ran the call."""
@@ -19,3 +27,9 @@ MCP_RESULT = "mcp.result"
 """The raw ``mcp_types.CallToolResult``, when the server answered with one."""
 MCP_META = "mcp.meta"
 """The ``_meta`` of that result, when it had one."""
+MCP_TASK_ID = "mcp.task_id"
+"""The id of the MCP task the call ran as, when it ran as one."""
+MCP_ASKED = "mcp.asked"
+"""What the server asked the host for during the call (elicitation, sampling), one dict per
+request, in order: ``kind``, ``mode`` (elicitation), ``message``, ``answered`` and, when
+answered, ``action`` (elicitation) or ``model`` (sampling); else ``reason``."""

@@ -13,9 +13,10 @@ from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack, overload
 
 from opentelemetry import trace
 
+from ._asking import HostCallbacks
 from ._capabilities import ToolCapabilities
 from ._changes import CatalogEvents, reported
-from ._context import ToolContext
+from ._context import ElicitationCallback, SamplingCallback, ToolContext
 from ._definition import ToolDefinition
 from ._entries import (
     DynamicEntry,
@@ -60,6 +61,8 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
         default_timeout: float | None = None,
         tracer_provider: trace.TracerProvider | None = None,
         names: NamePolicy | None = None,
+        elicitation: ElicitationCallback | None = None,
+        sampling: SamplingCallback | None = None,
     ) -> None:
         """Args:
         show_error_details: Show the text of unexpected exceptions to the model (default:
@@ -69,15 +72,24 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
         names: How MCP tools get model-visible names and which names are valid (native,
             dynamic and hosted names are checked against its provider rule); the default
             policy names MCP tools ``{server}__{tool}`` under the MCP name rule.
+        elicitation: Answers tools' requests for user input (MCP elicitation, form and URL
+            modes, and native ``ctx.elicit``) for every call whose context sets none. Only
+            with it do MCP servers connected to this registry learn that the client supports
+            elicitation (capabilities are declared at connect): without it, per-call
+            ``ToolContext.elicitation`` callbacks answer native tools only.
+        sampling: Answers tools' requests for a completion of the host's model (MCP sampling
+            and native ``ctx.sample``) for every call whose context sets none; declares the
+            sampling capability to MCP servers, as ``elicitation`` does for its own.
         """
         if default_timeout is not None and default_timeout <= 0:
             raise ConfigurationError(f"default_timeout must be positive seconds, got {default_timeout!r}")
         self._rows, self._listeners = {}, []
-        self._settings = DispatchSettings(show_error_details, default_timeout, tracer_provider)
+        callbacks = HostCallbacks(elicitation, sampling) if elicitation or sampling else None
+        self._settings = DispatchSettings(show_error_details, default_timeout, tracer_provider, callbacks)
         self._by_function: dict[int, NativeEntry] = {}
         self._names = names
         self._local: dict[str, Entry] = {}
-        self._mcp = McpServers(lambda: self._rows, lambda: self.name_policy, self._rebuild)
+        self._mcp = McpServers(lambda: self._rows, lambda: self.name_policy, self._rebuild, callbacks)
         """The one owner of MCP server state: connections, their rows, refreshes."""
         self._lifecycle = "new"
 

@@ -12,12 +12,13 @@ from typing import Any
 
 import anyio.to_thread
 
-from ._context import ToolContext, new_call_id
+from ._context import ElicitationCallback, SamplingCallback, ToolContext, new_call_id
 from ._definition import ToolDefinition
-from ._entries import Entry, is_advertised
+from ._entries import Entry
 from ._errors import ErrorKind, ToolExecutionError, ToolNotFoundError
 from ._execution import DispatchSettings, execute
 from ._result import ToolResult
+from ._stream import ToolStream
 from ._suggest import NameIndex
 
 __all__ = ["Catalog", "ToolSnapshot"]
@@ -46,8 +47,8 @@ class Catalog:
         return list(self._rows)
 
     def definitions(self) -> list[ToolDefinition]:
-        """What the model is shown, in catalog order (hosted rows included; task-only rows left out)."""
-        return [row.definition for row in self._rows.values() if is_advertised(row)]
+        """What the model is shown, in catalog order (hosted rows included)."""
+        return [row.definition for row in self._rows.values()]
 
     def get(self, name: str) -> Entry | None:
         """The row named ``name``, or None (also for a name that is not a string)."""
@@ -108,6 +109,45 @@ class Catalog:
         if row is None:
             return await self._not_found(name, ctx)
         return await execute(row, arguments, ctx, self._settings)
+
+    def stream(
+        self,
+        name: str,
+        arguments: str | Mapping[str, Any] | None = None,
+        ctx: ToolContext[Any] | None = None,
+        *,
+        max_queued: int = 32,
+    ) -> ToolStream:
+        """Run the call ``dispatch`` would run, handing out its events as they happen.
+
+        ``async with registry.stream(name, arguments) as events: async for event in events``
+        gives progress, partial outputs, log messages and elicitation/sampling requests as
+        they happen, then a ``ResultEvent`` with the ``ToolResult`` that ``dispatch`` would
+        return (also for an unknown name or bad arguments). The context's own callbacks
+        still receive everything. Closing the stream early cancels the call.
+
+        Args:
+            max_queued: Events held for a consumer that is behind; when full, the tool
+                waits until the consumer reads (0: each event waits for the reader).
+
+        Raises:
+            ValueError: ``max_queued`` is negative.
+        """
+        if not isinstance(max_queued, int) or max_queued < 0:
+            raise ValueError(f"max_queued must be a whole number of events, 0 or more; got {max_queued!r}")
+        return ToolStream(self, name, arguments, ctx, max_queued)
+
+    @property
+    def _default_elicitation(self) -> ElicitationCallback | None:
+        """The elicitation callback for calls whose context has none: the registry's ``elicitation``."""
+        callbacks = self._settings.callbacks
+        return callbacks.elicitation if callbacks is not None else None
+
+    @property
+    def _default_sampling(self) -> SamplingCallback | None:
+        """The sampling callback for calls whose context has none: the registry's ``sampling``."""
+        callbacks = self._settings.callbacks
+        return callbacks.sampling if callbacks is not None else None
 
     async def _not_found(self, name: object, ctx: ToolContext[Any] | None) -> ToolResult:
         missing = await self._missing_off_loop(name)

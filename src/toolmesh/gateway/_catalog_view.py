@@ -2,8 +2,9 @@
 
 A profile shows every row the gateway's row rules (``AllowTools``, ``DenyServers``,
 ``DenyAnnotated``, ... among its hooks) allow and its own predicate accepts, except
-rows no MCP client could call: hosted rows (the provider runs them) and task-only
-rows (``is_advertised``). Both the snapshot and the MCP listing are built once per
+rows no MCP client could call: hosted rows (the provider runs them). A tool that runs
+as a task upstream is listed without ``execution``: the gateway runs the task itself
+(polling, cancelling) and answers the client's call directly. Both the snapshot and the MCP listing are built once per
 catalog version: ``invalidate`` (called on every ``CatalogChange``) drops them.
 """
 
@@ -15,7 +16,7 @@ from typing import Any
 import mcp_types
 
 from .._capabilities import ToolAnnotations
-from .._entries import Entry, HostedEntry, McpEntry, is_advertised
+from .._entries import Entry, HostedEntry, McpEntry
 from .._hook_actions import Hook
 from .._policy_rules import AllowServers, DenyServers, _RowRule, matcher
 from .._registry import ToolRegistry
@@ -74,13 +75,14 @@ def mcp_tool(row: Entry) -> mcp_types.Tool:
     """What ``tools/list`` shows of ``row`` under its model-visible name.
 
     An MCP row is its server's own ``Tool`` renamed, so every field the server sent
-    (title, annotations, icons, execution, ``_meta``, schemas) passes through as it
-    came; other rows are built from their definition and capabilities.
+    (title, annotations, icons, ``_meta``, schemas) passes through as it came, except
+    ``execution``: the gateway runs a task-capable tool's task itself, so clients call
+    it directly. Other rows are built from their definition and capabilities.
     """
     if isinstance(row, McpEntry):
-        if row.tool.name == row.name:
+        if row.tool.name == row.name and row.tool.execution is None:
             return row.tool
-        return row.tool.model_copy(update={"name": row.name})
+        return row.tool.model_copy(update={"name": row.name, "execution": None})
     definition, capabilities = row.definition, row.capabilities
     fields: dict[str, Any] = {
         "name": row.name,
@@ -92,8 +94,6 @@ def mcp_tool(row: Entry) -> mcp_types.Tool:
         "icons": [mcp_types.Icon.model_validate(icon) for icon in capabilities.icons] or None,
         "meta": dict(capabilities.meta) if capabilities.meta else None,
     }
-    if capabilities.task_support is not None:
-        fields["execution"] = mcp_types.ToolExecution(task_support=capabilities.task_support.value)
     return mcp_types.Tool(**{key: value for key, value in fields.items() if value is not None})
 
 
@@ -123,7 +123,7 @@ class CatalogView:
 
     def shows(self, row: Entry) -> bool:
         """Whether this profile serves ``row``."""
-        if isinstance(row, HostedEntry) or not is_advertised(row):
+        if isinstance(row, HostedEntry):
             return False
         if not all(rule(row) for rule in self._rules):
             return False

@@ -16,8 +16,10 @@ import sys
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
+from .._asking import no_callback
+from .._context import ElicitationRequest, SamplingRequest
 from .._errors import ConfigurationError, ServerConfigError
 from .._hook_actions import Hook
 from .._names import PROVIDER_RULES, NamePolicy
@@ -128,10 +130,13 @@ class GatewayConfig:
     def registry(self) -> ToolRegistry:
         """A new registry under the name policy, with the native tools registered (servers not connected).
 
+        It declares elicitation and sampling to its servers: each call the gateway runs answers
+        them through the client that made the call (a call without one is refused at once).
+
         Raises:
             ConfigurationError: naming the file and the ``native`` entry that failed to load.
         """
-        registry = ToolRegistry(names=self.names)
+        registry = ToolRegistry(names=self.names, elicitation=_no_client, sampling=_no_client)
         origin = f"{self.path}: " if self.path is not None else ""
         for index, spec in enumerate(self.native):
             add_native(registry, spec, where=f"{origin}key 'native[{index}]'")
@@ -326,3 +331,8 @@ def _check_profile(name: str, known: Iterable[str], key: str, origin: str) -> No
     raise ServerConfigError(
         f"no profile {name!r}", key=key, fix=f"{hint}The profiles are " + ", ".join(map(repr, names)), origin=origin
     )
+
+
+async def _no_client(request: ElicitationRequest | SamplingRequest) -> NoReturn:
+    """The registry's default answer: only the gateway's calls carry a client to ask; others have none."""
+    raise no_callback(request)

@@ -5,7 +5,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ServerConfigError
-from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT, MCP_SERVER_LABEL, MCP_WIRE_NAME
+from .._metadata import (
+    MCP_ARGUMENTS,
+    MCP_ASKED,
+    MCP_META,
+    MCP_RESULT,
+    MCP_SERVER_LABEL,
+    MCP_TASK_ID,
+    MCP_WIRE_NAME,
+)
 from ._config import McpServer, McpServerOptions
 from ._hosts import check_allowed_hosts, redact_url
 
@@ -14,9 +22,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MCP_ARGUMENTS",
+    "MCP_ASKED",
     "MCP_META",
     "MCP_RESULT",
     "MCP_SERVER_LABEL",
+    "MCP_TASK_ID",
     "MCP_WIRE_NAME",
     "ConnectionState",
     "McpConnection",

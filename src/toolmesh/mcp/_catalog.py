@@ -14,8 +14,7 @@ Each row gets its schemas compiled once, here (``_schema.compile_schema``): the
 arguments before the wire, the ``outputSchema`` to check results. A schema that cannot
 be used is reported with a warning and that row skips the check; it never fails
 discovery. Tools that can only run as tasks (``execution.taskSupport: "required"``)
-get rows, with a warning: toolmesh does not make task calls yet, so those rows are
-left out of definitions and provider exports.
+are rows like any other: their calls run as tasks (``_tasks``).
 """
 
 from __future__ import annotations
@@ -28,7 +27,6 @@ from typing import TYPE_CHECKING, Any
 import mcp_types
 import pydantic_core
 
-from .._capabilities import TaskSupport
 from .._entries import McpCaller, McpEntry
 from .._errors import NameCollisionError, ServerConnectionError
 from .._names import NamePolicy, describe_mcp_tool
@@ -155,14 +153,6 @@ def build_rows(
         if raw not in names:
             logger.warning("MCP server %r: alias for %r names no tool the server lists", spec.label, raw)
     rows = [_row(spec, names[tool.name], tool, caller) for tool in tools]
-    task_only = [row.wire_name for row in rows if row.capabilities.task_support is TaskSupport.REQUIRED]
-    if task_only:
-        logger.warning(
-            'MCP server %r: %s can only run as tasks (execution.taskSupport "required"), and toolmesh does '
-            "not make task calls yet; they are left out of definitions() and provider exports (still in entries())",
-            spec.label,
-            ", ".join(map(repr, task_only)),
-        )
     return rows
 
 

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 import anyio.abc
@@ -36,13 +36,13 @@ from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT
 from .._output import ToolOutput, truncate_text
 from . import _convert, _errors
 from ._catalog import discover_tools
+from ._input_rounds import send_call
 from ._secrets import LOG_GUARD, Secrets
 from ._server_log import ServerLog
 from ._session import Exchange, Session, exchange
 
 if TYPE_CHECKING:
-    from mcp.shared.dispatcher import ProgressFnT
-
+    from .._asking import HostCallbacks
     from .._entries import McpEntry
     from ._config import McpServer
 
@@ -67,12 +67,16 @@ class McpConnection:
     ``instructions``.
     """
 
-    def __init__(self, spec: McpServer, task_group: anyio.abc.TaskGroup) -> None:
+    def __init__(
+        self, spec: McpServer, task_group: anyio.abc.TaskGroup, callbacks: HostCallbacks | None = None
+    ) -> None:
         """Args:
         spec: The server's spec.
         task_group: Where supervisor and reconnect tasks run (the registry's).
+        callbacks: The registry's default callbacks, declared as capabilities.
         """
         self.spec = spec
+        self._callbacks = callbacks
         self.label: str = spec.label
         self._task_group = task_group
         self._session: Session | None = None
@@ -119,7 +123,9 @@ class McpConnection:
 
     def _start(self) -> Session:
         self._generation += 1
-        session = Session(self.spec, self._generation, self._tools_changed, server_log=self.server_log)
+        session = Session(
+            self.spec, self._generation, self._tools_changed, server_log=self.server_log, callbacks=self._callbacks
+        )
         self._task_group.start_soon(self._run_session, session, name=f"toolmesh MCP session {self.label!r}")
         return session
 
@@ -295,16 +301,15 @@ class McpConnection:
     async def call_tool(self, entry: McpEntry, arguments: dict[str, Any] | None, ctx: ToolContext[Any]) -> ToolOutput:
         """Send ``tools/call`` with the row's wire name; the raw result goes on ``ctx.metadata``.
 
-        The request goes through the SDK session's ``send_request``, not
-        ``Client.call_tool``: that one checks ``structuredContent`` with Python's
-        backtracking ``re`` and first sends its own ``tools/list`` when its session has not
-        listed the tool (after a reconnect). The row checks the result instead
-        (``McpEntry.check_output``, on RE2), so a call never waits on a hidden listing.
-        Every failure's text names the row (the tool the model called), not the wire name.
+        Through the SDK session's ``send_request`` (``_input_rounds.send_call``, which answers
+        input rounds and runs a task to its result), not ``Client.call_tool``, which checks
+        ``structuredContent`` with backtracking ``re`` and may first send its own ``tools/list``:
+        the row checks it (``check_output``, RE2). Failures name the row the model called.
 
         Raises:
             ToolExecutionError: ``upstream_error`` for an ``isError`` result (the server's
-                text as model feedback) or an outputSchema mismatch, ``not_found`` when
+                text as model feedback), an outputSchema mismatch or a task that ended
+                ``failed`` or ``cancelled``, ``not_found`` when
                 the server no longer offers the tool, ``unavailable`` when the session is
                 lost, and the mapped kind of any other failure.
         """
@@ -317,16 +322,11 @@ class McpConnection:
             raise exc.with_model_feedback(
                 f"The tool {entry.name!r} is unavailable right now (its server could not be reached).{later}"
             ) from exc.__cause__
-        client = session.client
-        assert client is not None
-        # ctx.progress has ProgressFnT's signature; the SDK types it as a Protocol.
-        progress = cast("ProgressFnT | None", ctx.progress)
-        request = mcp_types.CallToolRequest(
-            params=mcp_types.CallToolRequestParams(name=entry.wire_name, arguments=arguments)
-        )
         with exchange() as sent:
             try:
-                raw = await client.session.send_request(request, mcp_types.CallToolResult, progress_callback=progress)
+                raw = await send_call(session, entry, arguments, ctx)  # input rounds and tasks run to the result
+            except ToolExecutionError as exc:  # a task that ended badly, input that could not be given
+                raise self._secrets.redact_exception(exc) from None
             except Exception as exc:
                 raise self._call_error(exc, session, sent, entry.name) from exc
         raw = self._redact_result(entry, raw)

@@ -8,7 +8,8 @@ the level the server sends at with ``ServerLog.set_level`` (through the registry
 * 2025-11-25 sessions: a ``logging/setLevel`` request, sent only when the server
   advertises ``logging``, and sent again on each new session;
 * 2026-07-28 sessions: the per-request ``io.modelcontextprotocol/logLevel`` opt-in in
-  ``_meta`` (servers there send log messages only for requests that carry it).
+  ``_meta`` (servers there send log messages only for requests that carry it); a call
+  with an ``on_log`` callback opts in at ``debug`` when the host set no level.
 """
 
 from __future__ import annotations
@@ -23,6 +24,8 @@ import mcp_types
 from mcp import Client
 from mcp.shared.exceptions import MCPDeprecationWarning
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ._in_flight import call_wants_logs
 
 __all__ = ["LEVELS", "LoggingLevel", "ServerLog"]
 
@@ -69,7 +72,7 @@ class ServerLog:
         """A new session is up: make it send at the level asked for."""
         self._client = client
         if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
-            _stamp_log_level(client, lambda: self.level)
+            _stamp_log_level(client, lambda: self.level or ("debug" if call_wants_logs() else None))
         elif self.level is not None:
             await _set_level(client, self.level)
 

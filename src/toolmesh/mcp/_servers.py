@@ -23,6 +23,7 @@ from .._entries import Entry, McpEntry, describe_row
 from .._errors import ConfigurationError, ErrorKind, ToolExecutionError
 
 if TYPE_CHECKING:
+    from .._asking import HostCallbacks
     from .._names import NamePolicy
     from .._output import ToolOutput
     from ._config import McpServer
@@ -67,6 +68,8 @@ class McpServers:
         changed: Called (without awaiting) whenever a server's rows were added,
             replaced or removed, so the registry rebuilds its catalog; after a refresh
             with the server's label and the names it was refused.
+        callbacks: The registry's default elicitation and sampling callbacks: each one
+            present is declared as a capability to every server connected.
     """
 
     def __init__(
@@ -74,8 +77,10 @@ class McpServers:
         rows: Callable[[], Mapping[str, Entry]],
         names: Callable[[], NamePolicy],
         changed: Callable[[str | None, Sequence[str]], None],
+        callbacks: HostCallbacks | None = None,
     ) -> None:
         self._rows = rows
+        self._callbacks = callbacks
         self._names = names
         self._changed = changed
         self._servers: dict[str, _Server] = {}
@@ -175,7 +180,7 @@ class McpServers:
 
         group = self._require_open(f"connect({server.label!r})")
         self._check_free(server.label)
-        connection = McpConnection(server, group)
+        connection = McpConnection(server, group, self._callbacks)
         return _Discovered(connection, select_tools(server, await connection.open()))
 
     def _commit(self, found: _Discovered) -> None:

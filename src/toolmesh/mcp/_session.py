@@ -17,6 +17,10 @@ While the session is up it also watches for tool-list changes:
 ``subscriptions/listen`` stream on 2026-07-28 sessions whose server advertises
 ``tools.listChanged`` (re-opened after a drop, with a change reported, since events are
 not replayed).
+
+The server's requests to the client (elicitation, sampling; declared only for the
+registry's default callbacks) and its log messages go to the call that caused them
+through the session's ``InFlight`` table (``_in_flight``).
 """
 
 from __future__ import annotations
@@ -40,12 +44,15 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import _errors, _wire
+from ._in_flight import InFlight, no_current_call
 from ._secrets import Secrets
 from ._server_log import ServerLog
 from ._stdio import stdio_transport
+from ._tasks import TasksExtension
 from ._wire import _EXCHANGE, Exchange, exchange
 
 if TYPE_CHECKING:
+    from .._asking import HostCallbacks
     from ._config import McpServer
 
 __all__ = ["Exchange", "Session", "exchange"]
@@ -183,6 +190,13 @@ class Session:
     """What the HTTP layer saw of the handshake (sent from the supervisor task)."""
     server_log: ServerLog | None = None
     """Where the server's log messages go (the connection's, shared by its sessions)."""
+    callbacks: HostCallbacks | None = None
+    """The registry's default callbacks: each one present is declared as a client capability."""
+    in_flight: InFlight = field(init=False)
+    """The calls in flight on this session, to which the server's requests and logs are routed."""
+
+    def __post_init__(self) -> None:
+        self.in_flight = InFlight(self.spec.label, Secrets.of(self.spec))
 
     @property
     def label(self) -> str:
@@ -205,6 +219,7 @@ class Session:
     async def run(self) -> None:
         """Hold one client open until told to stop; never raise into the registry's task group."""
         _EXCHANGE.set(self.handshake)  # this task's own context: the handshake's requests
+        no_current_call()  # what arrives outside a call's own stream belongs to no call by context
         try:
             with self.scope:
                 async with AsyncExitStack() as stack:
@@ -264,7 +279,7 @@ class Session:
             # direct in-process path has no framing and drops handshake-era notifications).
             assert spec.server_object is not None  # checked when the spec was made
             mode = "2026-07-28" if spec.protocol == "2026-07-28" else "legacy"
-            client = Client(spec.server_object, mode=mode, client_info=_CLIENT_INFO, message_handler=self._on_message)
+            client = Client(spec.server_object, mode=mode, **self._client_options())
             return await stack.enter_async_context(client)
         if spec.transport == "stdio":
             params = StdioServerParameters(
@@ -294,8 +309,23 @@ class Session:
             # One SSE event may be as large as a whole answer; _BoundedTransport bounds the answer.
             events = spec.max_result_bytes + 1
             target = _guarded(streamable_http_client(spec.url or "", http_client=http, max_sse_event_size=events))
-        client = Client(target, mode=_MODES[spec.protocol], client_info=_CLIENT_INFO, message_handler=self._on_message)
+        client = Client(target, mode=_MODES[spec.protocol], **self._client_options())
         return await stack.enter_async_context(client)
+
+    def _client_options(self) -> dict[str, Any]:
+        """The ``Client`` options every transport shares: elicitation (form and URL modes, as the
+        SDK declares it) and sampling are declared only for the registry's default callbacks."""
+        options: dict[str, Any] = {
+            "client_info": _CLIENT_INFO,
+            "message_handler": self._on_message,
+            "extensions": [TasksExtension()],
+        }
+        callbacks = self.callbacks
+        if callbacks is not None and callbacks.elicitation is not None:
+            options["elicitation_callback"] = self.in_flight.on_elicitation
+        if callbacks is not None and callbacks.sampling is not None:
+            options["sampling_callback"] = self.in_flight.on_sampling
+        return options
 
     def _on_fault(self, reason: str) -> None:
         """The server's output ended the read side: no more calls here; the next one reconnects."""
@@ -307,8 +337,10 @@ class Session:
             logger.debug("MCP server %r: transport reported %r", self.label, message)
         elif isinstance(message, mcp_types.ToolListChangedNotification):
             self.on_tools_changed()  # handshake-era sessions (2025-11-25)
-        elif isinstance(message, mcp_types.LoggingMessageNotification) and self.server_log is not None:
-            self.server_log.emit(message.params)
+        elif isinstance(message, mcp_types.LoggingMessageNotification):
+            if self.server_log is not None:
+                self.server_log.emit(message.params)
+            await self.in_flight.log(message.params)
         await anyio.lowlevel.checkpoint()
 
     async def _listen(self, client: Client, listening: anyio.Event) -> None:

@@ -15,7 +15,7 @@ from typing import Any, Literal, TypeAlias
 
 from .._calls import ToolCall
 from .._definition import ToolDefinition
-from .._entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry, is_advertised
+from .._entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
 from .._errors import UnsupportedContentError, UnsupportedToolError
 from .._names import PROVIDER_RULES
 from .._output import Audio, ContentBlock, EmbeddedResource, Image, Json, ToolOutput
@@ -80,8 +80,6 @@ def collect(source: ToolSource) -> list[ToolDefinition | HostedEntry]:
         if isinstance(item, HostedEntry):
             declared: ToolDefinition | HostedEntry = item
         elif isinstance(item, _ROW_TYPES):
-            if not is_advertised(item):
-                continue  # a task-only row: toolmesh cannot call it yet
             declared = item.definition
         elif isinstance(item, ToolDefinition):
             declared = item

@@ -29,7 +29,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 
-from .._capabilities import TaskSupport
 from .._definition import ToolDefinition
 from .._entries import DynamicEntry, HostedEntry, McpEntry, NativeEntry
 from .._errors import UnsupportedToolError
@@ -134,12 +133,9 @@ def declarations(
     append = declared.append
     seen: set[str] = set()
     see = seen.add
-    required = TaskSupport.REQUIRED
     for item in catalog:
         kind = type(item)
         if kind in _ROWS:
-            if item.capabilities.task_support is required:  # type: ignore[union-attr]
-                continue
             definition = item.definition  # type: ignore[union-attr]
         elif kind is ToolDefinition:
             definition = item
