@@ -133,6 +133,7 @@ class Row:
     front: Process | None
     upstream: Process
     failed: int = 0
+    failed_turns: int = 0
     last_failure: str = ""
 
 
@@ -329,21 +330,29 @@ async def run(args: argparse.Namespace) -> None:
                 for row in order:
                     # A client per turn: a connection idle through the other rows' turns may be closed by
                     # the server just as it is reused, and the SDK's client does not survive that.
-                    async with Client(row.url, mode=args.mode) as client:
-                        call = caller(client, row, tool)
-                        await concurrent(call, IN_FLIGHT)  # untimed: open the connections this turn uses
-                        cpu = (time.process_time(), cpu_seconds(row.front), cpu_seconds(row.upstream))
-                        failed = row.failed
-                        latencies, wall = await runner(call, counts[mode])
-                        f = figures[(mode, row.name)]
-                        f.failed += row.failed - failed
-                        f.latencies += latencies
-                        f.wall += wall
-                        f.client_cpu += time.process_time() - cpu[0]
-                        f.front_cpu += cpu_seconds(row.front) - cpu[1]
-                        f.upstream_cpu += cpu_seconds(row.upstream) - cpu[2]
+                    try:
+                        await turn(row, figures[(mode, row.name)], runner, counts[mode], tool, args.mode)
+                    except Exception as exc:  # the front refused the connection: counted, the run goes on
+                        row.failed_turns += 1
+                        row.last_failure = f"a turn could not connect: {exc!r}"[:300]
             rounds_done += 1
     report(found, figures, modes, counts, rounds_done, args, tool, load_before, time.perf_counter() - started)
+
+
+async def turn(row: Row, f: Figures, runner: Runner, calls: int, tool: Tool, mode: str) -> None:
+    """One row's turn in one mode, on a client of its own: connect, open connections (untimed), measure."""
+    async with Client(row.url, mode=mode) as client:
+        call = caller(client, row, tool)
+        await concurrent(call, IN_FLIGHT)  # untimed: open the connections this turn uses
+        cpu = (time.process_time(), cpu_seconds(row.front), cpu_seconds(row.upstream))
+        failed = row.failed
+        latencies, wall = await runner(call, calls)
+        f.failed += row.failed - failed
+        f.latencies += latencies
+        f.wall += wall
+        f.client_cpu += time.process_time() - cpu[0]
+        f.front_cpu += cpu_seconds(row.front) - cpu[1]
+        f.upstream_cpu += cpu_seconds(row.upstream) - cpu[2]
 
 
 def report(
@@ -374,6 +383,9 @@ def report(
         base = figures[(mode, DIRECT)]
         for row in found:
             f = figures[(mode, row.name)]
+            if not f.latencies or not base.latencies:
+                print(f"{mode:<14} {row.name:<30} no turn completed")
+                continue
             print(
                 f"{mode:<14} {row.name:<30} {f.mean_us:>8.0f} {f.p50_us:>8.0f} {f.p99_us:>8.0f} {f.throughput:>8.0f}"
                 f" {f.p50_us / base.p50_us:>6.2f} {base.throughput / f.throughput:>6.2f}"
@@ -385,8 +397,8 @@ def report(
     print("CPU columns: µs of CPU per call in the front process (gateway or proxy), the fixture server, this client")
     print("failed: calls answered with an error (timed like the others); the last failure of each row follows")
     for row in found:
-        if row.failed:
-            print(f"  {row.name}: {row.failed} failed, last: {row.last_failure}")
+        if row.failed or row.failed_turns:
+            print(f"  {row.name}: {row.failed} calls and {row.failed_turns} turns failed; last: {row.last_failure}")
     if GATEWAY in {row.name for row in found}:
         verdicts(figures, modes, {row.name for row in found})
     load_after = os.getloadavg()
@@ -400,12 +412,15 @@ def report(
 def verdicts(figures: dict[tuple[str, str], Figures], modes: dict[str, Runner], names: set[str]) -> None:
     for mode in modes:
         gw, direct = figures[(mode, GATEWAY)], figures[(mode, DIRECT)]
+        if not gw.latencies or not direct.latencies:
+            print(f"target, {mode}: not measured (no turn completed)")
+            continue
         latency, throughput = gw.p50_us / direct.p50_us, direct.throughput / gw.throughput
         ok = latency < TARGET and throughput < TARGET
         line = f"target, {mode}: gateway p50 x{latency:.2f}, throughput x{throughput:.2f} vs direct (< x{TARGET:.2f}):"
         line += " met" if ok else " missed"
         for peer in (FASTMCP, FASTMCP_REUSE):
-            if peer in names:
+            if peer in names and figures[(mode, peer)].latencies:
                 p = figures[(mode, peer)]
                 beats = gw.p50_us < p.p50_us and gw.throughput > p.throughput
                 line += f"; {'beats' if beats else 'does not beat'} {peer}"
