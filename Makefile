@@ -38,6 +38,7 @@ bench: install
 	$(BIN)/python bench/native_dispatch.py
 	$(BIN)/python bench/mcp_call.py
 	$(BIN)/python bench/provider_export.py
+	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/gateway.py
 
 clean:
