@@ -40,6 +40,7 @@ bench: install
 	$(BIN)/python bench/mcp_call.py
 	$(BIN)/python bench/provider_export.py
 	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/gateway.py
 
 clean:
 	rm -rf $(VENV) .npm-tools .conformance .site
