@@ -14,6 +14,7 @@ $(STAMP): pyproject.toml
 
 install: $(STAMP)
 	bash scripts/install_npm_tools.sh
+	bash scripts/install_conformance.sh
 
 demo: install
 	$(BIN)/python examples/demo.py
@@ -38,6 +39,8 @@ bench: install
 	$(BIN)/python bench/native_dispatch.py
 	$(BIN)/python bench/mcp_call.py
 	$(BIN)/python bench/provider_export.py
+	$(BIN)/python bench/scale.py
+	$(BIN)/python bench/gateway.py
 
 clean:
-	rm -rf $(VENV) .npm-tools .site
+	rm -rf $(VENV) .npm-tools .conformance .site

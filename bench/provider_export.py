@@ -29,29 +29,10 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from _realistic import DESCRIPTION, schema
+
 from toolmesh import ToolRegistry, ToolSnapshot
 from toolmesh.providers import anthropic, gemini, openai, openai_responses
-
-_DESCRIPTION = (
-    "Search the issue tracker of the given repository for issues matching a free-text query, "
-    "optionally filtered by state and label, and return the newest matches with their titles and URLs."
-)
-
-
-def _schema(i: int) -> dict[str, Any]:
-    return {
-        "type": "object",
-        "properties": {
-            "repository": {"type": "string", "description": "Owner and name, such as 'octo/widgets'."},
-            "query": {"type": "string", "description": f"Words to look for in titles and bodies ({i})."},
-            "state": {"type": "string", "enum": ["open", "closed", "all"], "default": "open"},
-            "labels": {"type": "array", "items": {"type": "string"}, "description": "Labels every match carries."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 100, "default": 20},
-            "since": {"type": "string", "format": "date-time", "description": "Only issues updated after this."},
-        },
-        "required": ["repository", "query"],
-        "additionalProperties": False,
-    }
 
 
 async def _handler(arguments: dict[str, Any]) -> str:
@@ -61,7 +42,7 @@ async def _handler(arguments: dict[str, Any]) -> str:
 def _catalog(rows: int) -> ToolSnapshot:
     registry = ToolRegistry()
     for i in range(rows):
-        registry.register_dynamic(f"search_issues_{i}", _schema(i), _handler, description=_DESCRIPTION)
+        registry.register_dynamic(f"search_issues_{i}", schema(i), _handler, description=DESCRIPTION)
     return registry.snapshot()
 
 
@@ -142,10 +123,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--only", default="", help="measure only the providers whose label contains this")
     args = parser.parse_args()
-    snapshot = _catalog(args.rows)
+    run(args.rows, args.rounds, args.only)
+
+
+def run(rows: int, rounds: int, only: str = "") -> None:
+    """Print, per provider format and strict mode, the first, later and floor exports of ``rows`` rows."""
+    snapshot = _catalog(rows)
     sample = next(iter(snapshot)).definition
     print(
-        f"{args.rows} rows: descriptions {len(sample.description)} characters, "
+        f"{rows} rows: descriptions {len(sample.description)} characters, "
         f"schemas {len(__import__('json').dumps(sample.parameters))} bytes; load average {os.getloadavg()[0]:.2f}"
     )
 
@@ -162,10 +148,10 @@ def main() -> None:
     floors = _floors(snapshot)
     print(f"{'provider':<26}{'first ms':>10}{'later ms':>10}{'floor ms':>10}{'later/floor':>13}{'deepcopy ms':>13}")
     for provider, export in exports.items():
-        if args.only not in provider:
+        if only not in provider:
             continue
         for strict in (False, True) if provider.startswith("openai") else (False,):
-            _report(f"{provider}{' strict' if strict else ''}", export, floors[provider], strict, args.rounds, forget)
+            _report(f"{provider}{' strict' if strict else ''}", export, floors[provider], strict, rounds, forget)
 
 
 def _report(

@@ -114,7 +114,7 @@ _loose = st.recursive(
 @settings(max_examples=300, deadline=None)
 @given(schema=st.dictionaries(st.sampled_from(_KEYWORDS), _loose, max_size=4), value=_json)
 def test_a_schema_that_compiles_never_fails_a_check(schema: dict[str, Any], value: Any) -> None:
-    # Malformed keywords make the schema unusable at discovery, never a crash at call time.
+    # Malformed keywords make the schema unusable when it is compiled (a row's first call), never a crash in a check.
     validator = compile_schema(schema, server="prop", tool="loose", what="inputSchema")
     if validator is not None:
         validator.problems(value)  # raises SchemaUnusableError if the schema itself fails

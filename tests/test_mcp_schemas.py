@@ -161,11 +161,26 @@ async def test_a_catastrophic_output_pattern_is_checked_in_linear_time(registry:
 # -- issue 8 #6 and 7 #1: schemas that cannot be used -----------------------------------------
 
 
-async def test_unusable_schemas_are_reported_once_at_discovery(caplog: pytest.LogCaptureFixture) -> None:
+async def test_unusable_schemas_are_reported_once_at_the_first_call(caplog: pytest.LogCaptureFixture) -> None:
+    """Schemas compile at a row's first call (issue 13): connecting warns of nothing, the
+    first calls warn once per unusable schema and run unchecked, a refresh and later calls
+    never warn again."""
     caplog.set_level(logging.WARNING, logger="toolmesh")
+    calls_ = [
+        ("once__bad_properties", {}),  # unusable: the call goes out unchecked
+        ("once__bad_properties", "[1, 2]"),
+        ("once__bad_required", {"anything": 1}),
+        ("once__ref_cycle", {"x": {"y": 1}}),
+        ("once__self_anyof", {}),
+        ("once__bad_output_schema", None),
+        ("once__backref", {"s": "zz", "x1": "y"}),  # its patterns are skipped
+    ]
     async with ToolRegistry() as registry:
         with anyio.fail_after(30):
             await registry.connect(schema_stdio("once", call_timeout=20))
+        assert "cannot be used" not in caplog.text and "RE2 cannot run" not in caplog.text  # nothing compiled yet
+        with anyio.fail_after(30):
+            first = [await registry.dispatch(name, arguments) for name, arguments in calls_]
         for tool in UNUSABLE:
             found = [r for r in caplog.records if f"'once', tool {tool!r}" in r.getMessage()]
             assert len(found) == 1, tool
@@ -181,17 +196,12 @@ async def test_unusable_schemas_are_reported_once_at_discovery(caplog: pytest.Lo
         row = registry["once__bad_output_schema"]
         assert isinstance(row, McpEntry) and row.output_validator is None
         with anyio.fail_after(30):
-            results = [
-                await registry.dispatch("once__bad_properties", "[1, 2]"),
-                await registry.dispatch("once__bad_required", {"anything": 1}),
-                await registry.dispatch("once__ref_cycle", {"x": {"y": 1}}),
-                await registry.dispatch("once__self_anyof", {}),
-                await registry.dispatch("once__bad_output_schema"),
-                await registry.dispatch("once__backref", {"s": "zz", "x1": "y"}),  # its patterns are skipped
-            ]
-    kinds = [r.error.kind if r.error is not None else None for r in results]
-    assert kinds == [ErrorKind.INVALID_ARGUMENTS, None, None, None, None, None]
-    assert "Expected parameters: none." in results[0].presentation.as_text()
+            results = [await registry.dispatch(name, arguments) for name, arguments in calls_]
+        assert len(caplog.records) == warned  # nor do later calls
+    for outcome in (first, results):
+        kinds = [r.error.kind if r.error is not None else None for r in outcome]
+        assert kinds == [None, ErrorKind.INVALID_ARGUMENTS, None, None, None, None, None]
+        assert "Expected parameters: none." in outcome[1].presentation.as_text()
     assert not [r for r in caplog.records if r.levelno >= logging.ERROR]
 
 

@@ -23,7 +23,7 @@ from ._errors import ConfigurationError, DynamicSchemaError, ErrorKind, ToolExec
 from ._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 from ._names import describe_mcp_tool
 from ._output import ToolOutput, to_output
-from .mcp._schema import SchemaUnusableError
+from .mcp._schema import SchemaUnusableError, compile_schema
 
 if TYPE_CHECKING:
     import mcp_types
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
 __all__ = ["DynamicEntry", "Entry", "HostedEntry", "McpEntry", "NativeEntry"]
 
 DynamicHandler: TypeAlias = Callable[..., Awaitable[Any]]
+_UNCOMPILED: Any = object()
+"""An McpEntry's schema not compiled yet (None means compiled and unusable, or none)."""
 
 
 @dataclass(frozen=True, slots=True, repr=False)
@@ -238,10 +240,38 @@ class McpEntry:
     show_error_details: bool | None = None
     max_presentation_chars: int | None = None
     """Longer text blocks are truncated in what the model is shown (the server spec's limit); None: no bound."""
-    input_validator: SchemaValidator | None = field(default=None, compare=False)
-    """The compiled ``inputSchema`` (None: arguments are not checked locally)."""
-    output_validator: SchemaValidator | None = field(default=None, compare=False)
-    """The compiled ``outputSchema`` (None: none declared, or it cannot be used)."""
+    validate_arguments: bool = False
+    """Check the model's arguments against the ``inputSchema`` before the wire (discovery sets the spec's option)."""
+    _input: Any = field(default=_UNCOMPILED, init=False, compare=False)
+    _output: Any = field(default=_UNCOMPILED, init=False, compare=False)
+
+    @property
+    def input_validator(self) -> SchemaValidator | None:
+        """The compiled ``inputSchema`` (None: arguments are not checked locally).
+
+        Compiled at the row's first call, not at discovery, so a large catalog connects
+        at the cost of its listing; an unusable schema is reported (once) then.
+        """
+        if self._input is _UNCOMPILED:
+            compiled = (
+                compile_schema(self.tool.input_schema, server=self.server, tool=self.wire_name, what="inputSchema")
+                if self.validate_arguments
+                else None
+            )
+            object.__setattr__(self, "_input", compiled)
+        validator: SchemaValidator | None = self._input
+        return validator
+
+    @property
+    def output_validator(self) -> SchemaValidator | None:
+        """The compiled ``outputSchema`` (None: none declared, or it cannot be used); compiled at first use."""
+        if self._output is _UNCOMPILED:
+            compiled = compile_schema(
+                self.tool.output_schema, server=self.server, tool=self.wire_name, what="outputSchema"
+            )
+            object.__setattr__(self, "_output", compiled)
+        validator: SchemaValidator | None = self._output
+        return validator
 
     def validate(self, arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
         """The arguments as a dict, checked as far as can be done without the server.
@@ -257,8 +287,9 @@ class McpEntry:
             problem = _arguments.unsendable(data, wire=True)
             if problem is not None:
                 raise _arguments.invalid_arguments(self.name, problem + ".", params)
-        if self.input_validator is not None:
-            problems = self._problems(self.input_validator, data, "inputSchema")
+        validator = self.input_validator
+        if validator is not None:
+            problems = self._problems(validator, data, "inputSchema")
             if problems:
                 raise _arguments.invalid_arguments(self.name, "; ".join(problems) + ".", params)
         return data
@@ -289,8 +320,9 @@ class McpEntry:
         structured = result.structured_content
         if structured is None and "structured_content" not in result.model_fields_set:
             raise self._output_error("declares an outputSchema but returned no structuredContent")
-        if self.output_validator is not None:
-            problems = self._problems(self.output_validator, structured, "outputSchema")
+        validator = self.output_validator
+        if validator is not None:
+            problems = self._problems(validator, structured, "outputSchema")
             if problems:
                 raise self._output_error(
                     f"returned structuredContent that does not match its outputSchema: {'; '.join(problems[:5])}"

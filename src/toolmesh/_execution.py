@@ -18,12 +18,12 @@ import anyio
 from opentelemetry import trace
 
 from ._asking import HostCallbacks
-from ._context import ToolContext
+from ._context import ToolContext, new_call_id
 from ._entries import Entry, NativeEntry
 from ._errors import ErrorKind, OutputConversionError, ToolExecutionError
 from ._hot_path import global_tracer_provider
 from ._native import NativeTool
-from ._output import ToolOutput, presentation_of, truncate_presentation
+from ._output import ToolOutput, presentation_of, to_output, truncate_presentation
 from ._result import Disposition, ToolResult, new_result
 
 logger = logging.getLogger("toolmesh")
@@ -75,12 +75,12 @@ def unexpected_error(row: Entry, exc: Exception, settings: DispatchSettings) -> 
     return ToolExecutionError(message, kind=ErrorKind.INTERNAL, cause=exc, model_feedback=feedback)
 
 
-def call_timeout(row: Entry, ctx: ToolContext[Any], settings: DispatchSettings) -> float | None:
+def call_timeout(row: Entry, ctx: ToolContext[Any] | None, settings: DispatchSettings) -> float | None:
     """The seconds one call may take: its context's, else its row's, else the registry's default.
 
     The one place that rule is written; None means no limit.
     """
-    if ctx.timeout is not None:
+    if ctx is not None and ctx.timeout is not None:
         return ctx.timeout
     if row.timeout is not None:
         return row.timeout
@@ -132,15 +132,50 @@ def execute(
     """Dispatch one call to ``row``: a coroutine describing what happened; raises only on cancellation.
 
     A plain function handing back the coroutine of the call, so an untraced dispatch
-    has one coroutine layer less.
+    has one coroutine layer less. A plain async native tool (it takes no context) called
+    untraced and untimed runs in ``_run_plain``: its context copy would be seen by nobody.
     """
+    tracer = settings.tracer()
+    if (
+        tracer is None
+        and row.__class__ is NativeEntry
+        and row.tool.plain_async
+        and call_timeout(row, ctx, settings) is None
+    ):
+        return _run_plain(row, arguments, ctx.call_id if ctx is not None else new_call_id(), settings)
     call_ctx = ToolContext.for_call(ctx, row.name)
     if settings.callbacks is not None:
         settings.callbacks.fill(call_ctx)
-    tracer = settings.tracer()
     if tracer is None:
         return _execute(row, arguments, call_ctx, settings)
     return _traced(tracer, row, arguments, call_ctx, settings)
+
+
+async def _run_plain(
+    row: NativeEntry, arguments: str | Mapping[str, Any] | None, call_id: str, settings: DispatchSettings
+) -> ToolResult:
+    """``_execute`` for a plain async native tool, untraced and untimed: ``NativeEntry.invoke`` inlined, no context."""
+    start = perf_counter()
+    native = row.tool
+    try:
+        output = to_output(await native.fn(**native.validate(arguments)))
+    except ToolExecutionError as error:
+        return _failed(row, error, call_id, _EMPTY, start)
+    except Exception as exc:
+        return _failed(row, unexpected_error(row, exc, settings), call_id, _EMPTY, start)
+    shown = output if output.__class__ is ToolOutput else presentation_of(output)
+    return new_result(
+        call_id, row.name, "native", Disposition.SUCCEEDED, output, shown, None, _EMPTY, perf_counter() - start
+    )
+
+
+def _failed(
+    row: Entry, error: ToolExecutionError, call_id: str, metadata: Mapping[str, Any], start: float
+) -> ToolResult:
+    """The failed result of one call (the error logged unless it is ``internal``, logged already)."""
+    if error.kind is not ErrorKind.INTERNAL:
+        logger.info("tool %r failed (%s): %s", row.name, error.kind.value, error.message)
+    return ToolResult.failure(call_id, row.name, row.kind, error, metadata=metadata, duration=perf_counter() - start)
 
 
 async def _traced(
@@ -195,16 +230,7 @@ async def _execute(
         else:
             output = await guarded(row, ctx, settings, row.invoke, arguments, ctx)
     except ToolExecutionError as error:
-        if error.kind is not ErrorKind.INTERNAL:
-            logger.info("tool %r failed (%s): %s", row.name, error.kind.value, error.message)
-        return ToolResult.failure(
-            ctx.call_id,
-            row.name,
-            row.kind,
-            error,
-            metadata=ctx.metadata or _EMPTY,
-            duration=perf_counter() - start,
-        )
+        return _failed(row, error, ctx.call_id, ctx.metadata or _EMPTY, start)
     limit = row.max_presentation_chars
     shown = output if output.__class__ is ToolOutput else presentation_of(output)
     return new_result(
@@ -224,22 +250,33 @@ async def run_native(
     row: NativeEntry,
     args: tuple[Any, ...],
     kwargs: Mapping[str, Any],
-    ctx: ToolContext[Any],
+    ctx: ToolContext[Any] | None,
     settings: DispatchSettings,
 ) -> Any:
     """``registry.dispatch_native``: the tool's own return value, or a raised ``ToolExecutionError``.
 
     The Python arguments are bound and validated by the tool's argument model, and the
     call runs under the row's timeout and tracing, as ``execute`` runs a model's call.
+    A plain async tool (it takes no context) called untraced and untimed runs at once:
+    its own context copy would be seen by nobody, so none is made.
     """
-    if settings.callbacks is not None:
-        settings.callbacks.fill(ctx)
+    native = row.tool
     tracer = settings.tracer()
-    if tracer is None:
-        return await guarded(row, ctx, settings, _run_native, row.tool, args, kwargs, ctx)
-    with open_span(tracer, row, ctx) as span:
+    if tracer is None and native.plain_async and call_timeout(row, ctx, settings) is None:
         try:
-            value = await guarded(row, ctx, settings, _run_native, row.tool, args, kwargs, ctx)
+            return await native.fn(**native.validate(native.bind(args, kwargs) if args else kwargs))
+        except ToolExecutionError:
+            raise
+        except Exception as exc:
+            raise unexpected_error(row, exc, settings) from exc
+    call_ctx = ToolContext.for_call(ctx, row.name)
+    if settings.callbacks is not None:
+        settings.callbacks.fill(call_ctx)
+    if tracer is None:
+        return await guarded(row, call_ctx, settings, _run_native, native, args, kwargs, call_ctx)
+    with open_span(tracer, row, call_ctx) as span:
+        try:
+            value = await guarded(row, call_ctx, settings, _run_native, native, args, kwargs, call_ctx)
         except ToolExecutionError as error:
             record_outcome(span, Disposition.FAILED, error)
             raise

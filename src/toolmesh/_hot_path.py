@@ -8,9 +8,15 @@ Each measure below builds the same objects, or gives the same answer, as the pla
 code it replaces; ``bench/native_dispatch.py`` measures them.
 
 * **Preallocated results** (``slot_constructor``): a frozen slotted dataclass's
-  ``__init__`` sets each field through ``object.__setattr__`` by name. Allocating the
-  object with ``object.__new__`` and writing each slot through its descriptor builds
-  the same ``ToolResult`` in half the time; it is made once per dispatched call.
+  ``__init__`` sets each field through ``object.__setattr__`` by name. Allocating a
+  plain twin class with the same slots, storing each field with an ordinary attribute
+  store and then giving the object its real class (``__class__`` assignment, allowed
+  between classes of the same slot layout) builds the same ``ToolResult`` in a quarter
+  of the time (0.5 µs against 1.8; writing each slot through its descriptor, the
+  previous measure, takes 0.85); it is made once per dispatched call. Discovery
+  builds each MCP row (``McpEntry``, its ``ToolDefinition`` and ``ToolCapabilities``)
+  the same way: thousands of rows per server, a quarter of toolmesh's own cost of a
+  listing otherwise.
 * **One-block outputs** (``one_block_constructor``): most tools return one str or one
   JSON scalar. ``ToolOutput(blocks)`` copies the blocks and checks each one's type; a
   block ``to_output`` has just built needs neither.
@@ -47,20 +53,38 @@ _new = object.__new__
 
 
 def slot_constructor(cls: type[_T]) -> Callable[..., _T]:
-    """``cls(*values)`` for a frozen slotted dataclass, every field given by position: the same object, faster.
+    """``cls(*values)`` for a frozen slotted dataclass, every init field given by position: the same object, faster.
 
     The function is generated once (as ``dataclasses`` generates ``__init__``), so each
-    call is one allocation and one descriptor write per field; it runs no
-    ``__post_init__`` and fills no defaults.
+    call is one allocation of a twin with the same slots, one attribute store per field
+    and one ``__class__`` assignment. Fields left out of ``__init__`` (``init=False``) get
+    their default, or a fresh value of their default factory; it runs no
+    ``__post_init__`` and fills no other defaults.
     """
-    names = [field.name for field in dataclasses.fields(cls)]  # type: ignore[arg-type]
-    if getattr(cls, "__slots__", None) is None or not names or any(name.startswith("_") for name in names):
+    fields = dataclasses.fields(cls)  # type: ignore[arg-type]
+    names = [field.name for field in fields if field.init]
+    slots = getattr(cls, "__slots__", None)
+    if slots is None or not names or any(name.startswith("_") for name in names) or cls.__bases__ != (object,):
         raise TypeError(f"{cls.__name__} is not a slotted dataclass with public fields")
-    namespace: dict[str, Any] = {"_new": _new, "_cls": cls}
-    namespace.update({f"_set_{name}": getattr(cls, name).__set__ for name in names})
-    body = "".join(f"    _set_{name}(_made, {name})\n" for name in names)
+    twin = type(f"_{cls.__name__}Twin", (), {"__slots__": tuple(slots)})
+    namespace: dict[str, Any] = {"_new": _new, "_cls": cls, "_twin": twin}
+    body = "".join(f"    _made.{name} = {name}\n" for name in names)
+    for field in fields:
+        if field.init:
+            continue
+        if field.default is not dataclasses.MISSING:
+            namespace[f"_default{field.name}"] = field.default
+            body += f"    _made.{field.name} = _default{field.name}\n"
+        elif field.default_factory is not dataclasses.MISSING:
+            namespace[f"_factory{field.name}"] = field.default_factory
+            body += f"    _made.{field.name} = _factory{field.name}()\n"
+        else:
+            raise TypeError(f"{cls.__name__}.{field.name} is left out of __init__ without a default")
     # built from the dataclass's own field names, as dataclasses builds __init__
-    source = f"def new_{cls.__name__}({', '.join(names)}):\n    _made = _new(_cls)\n{body}    return _made\n"
+    source = (
+        f"def new_{cls.__name__}({', '.join(names)}):\n    _made = _new(_twin)\n{body}"
+        "    _made.__class__ = _cls\n    return _made\n"
+    )
     exec(source, namespace)
     made: Callable[..., _T] = namespace[f"new_{cls.__name__}"]
     return made

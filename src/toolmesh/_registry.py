@@ -361,4 +361,4 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
                 f"{label} is not registered in this registry; call registry.register({label}) first",
                 kind=ErrorKind.NOT_FOUND,
             )
-        return await run_native(row, args, kwargs, ToolContext.for_call(ctx, row.name), self._settings)
+        return await run_native(row, args, kwargs, ctx, self._settings)

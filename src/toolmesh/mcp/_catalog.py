@@ -9,12 +9,15 @@ truncation. At connect, rows are made all-or-nothing: names are assigned for
 the whole server at once by the ``NamePolicy``, so a collision leaves nothing
 half-added. At a refresh, a colliding tool is left out instead (``rebuild_rows``).
 
-Each row gets its schemas compiled once, here (``_schema.compile_schema``): the
-``inputSchema`` (unless the spec turns ``validate_arguments`` off) to check the model's
-arguments before the wire, the ``outputSchema`` to check results. A schema that cannot
-be used is reported with a warning and that row skips the check; it never fails
-discovery. Tools that can only run as tasks (``execution.taskSupport: "required"``)
-are rows like any other: their calls run as tasks (``_tasks``).
+A refresh keeps the rows of tools that did not change (``build_rows``' ``previous``):
+only new and changed tools get new rows. A row compiles its schemas at its first call,
+not here (``McpEntry.input_validator``): the ``inputSchema`` (unless the spec turns
+``validate_arguments`` off) to check the model's arguments before the wire, the
+``outputSchema`` to check results; so discovery costs what the listing costs. A schema
+that cannot be used is reported with a warning then, and that row skips the check; it
+never fails discovery or the call. Tools that can only run as tasks
+(``execution.taskSupport: "required"``) are rows like any other: their calls run as tasks
+(``_tasks``).
 """
 
 from __future__ import annotations
@@ -29,9 +32,9 @@ import pydantic_core
 
 from .._entries import McpCaller, McpEntry
 from .._errors import NameCollisionError, ServerConnectionError
+from .._hot_path import slot_constructor
 from .._names import NamePolicy, describe_mcp_tool
 from ._convert import tool_capabilities, tool_definition
-from ._schema import compile_schema
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -139,45 +142,75 @@ def build_rows(
     policy: NamePolicy,
     taken: Mapping[str, str],
     caller: McpCaller,
+    previous: Mapping[str, McpEntry] | None = None,
 ) -> list[McpEntry]:
     """The rows of one server, in the server's order; nothing when any name collides.
+
+    ``previous`` (a refresh's current rows, by wire name) are kept as they are where the
+    tool and its model-visible name did not change (``_unchanged``): only what changed
+    gets a new row, so a refresh that changes nothing builds nothing.
 
     Raises:
         NameCollisionError: when a model-visible name is in ``taken`` or two of the
             server's tools get one name (unless the policy de-duplicates).
     """
-    names = policy.assign(
-        spec.label, [tool.name for tool in tools], prefix=spec.prefix, aliases=spec.aliases, taken=taken
-    )
+    wire_names = [tool.name for tool in tools]
+    if previous and len(previous) == len(wire_names) and list(previous) == wire_names:
+        # The same tools in the same order: the names given before still hold (no other
+        # owner can have taken one since: registering or connecting it would have collided).
+        names = {wire: row.name for wire, row in previous.items()}
+    else:
+        names = policy.assign(spec.label, wire_names, prefix=spec.prefix, aliases=spec.aliases, taken=taken)
     for raw in spec.aliases:
         if raw not in names:
             logger.warning("MCP server %r: alias for %r names no tool the server lists", spec.label, raw)
-    rows = [_row(spec, names[tool.name], tool, caller) for tool in tools]
+    if previous:
+        rows = [
+            _unchanged(previous.get(tool.name), names[tool.name], tool) or _row(spec, names[tool.name], tool, caller)
+            for tool in tools
+        ]
+    else:
+        rows = [_row(spec, names[tool.name], tool, caller) for tool in tools]
     return rows
 
 
+_new_row = slot_constructor(McpEntry)
+
+
 def _row(spec: McpServer, name: str, tool: mcp_types.Tool, caller: McpCaller) -> McpEntry:
-    """One tool's row, its schemas compiled."""
-    label = spec.label
-    checked_input = (
-        compile_schema(tool.input_schema, server=label, tool=tool.name, what="inputSchema")
-        if spec.validate_arguments
-        else None
-    )
-    checked_output = compile_schema(tool.output_schema, server=label, tool=tool.name, what="outputSchema")
-    return McpEntry(
+    """One tool's row (its schemas are compiled at its first call)."""
+    # every field by position, in McpEntry's order (discovery makes thousands)
+    row: McpEntry = _new_row(
         name,
         tool_definition(name, tool),
         tool_capabilities(tool),
-        label,
-        tool.name,
+        spec.label,  # server
+        tool.name,  # wire_name
         tool,
         caller,
-        spec.call_timeout,
-        max_presentation_chars=spec.max_presentation_chars,
-        input_validator=checked_input,
-        output_validator=checked_output,
+        spec.call_timeout,  # timeout
+        None,  # show_error_details
+        spec.max_presentation_chars,
+        spec.validate_arguments,
     )
+    return row
+
+
+def _unchanged(row: McpEntry | None, name: str, tool: mcp_types.Tool) -> McpEntry | None:
+    """``row`` when it can stand for ``tool`` listed again under ``name``: same name, same tool as sent.
+
+    The cheap key is the listed model's own fields (``__dict__``, plus any extra fields
+    the server sent): compared in C, with no dump or copy, where pydantic's ``==`` also
+    walks its private and fields-set bookkeeping. A row holds nothing that is not made
+    from its tool, its name and its server's spec, and a refresh's spec and connection
+    are the rows' own.
+    """
+    if row is None or row.name != name:
+        return None
+    old = row.tool
+    if old is tool or (old.__dict__ == tool.__dict__ and old.__pydantic_extra__ == tool.__pydantic_extra__):
+        return row
+    return None
 
 
 def rebuild_rows(
@@ -187,22 +220,23 @@ def rebuild_rows(
     taken: Mapping[str, str],
     caller: McpCaller,
     refused: list[str] | None = None,
+    previous: Mapping[str, McpEntry] | None = None,
 ) -> list[McpEntry]:
-    """The rows of a refreshed listing: like ``build_rows``, but a collision drops only that tool.
+    """The rows of a refreshed listing: like ``build_rows`` (unchanged rows kept), but a collision drops only that tool.
 
     A refresh must not fail a server that is in use, and must never take a name another
     owner holds: each tool whose name collides is left out, with a warning naming both
     (and its name appended to ``refused``).
     """
     try:
-        return build_rows(spec, tools, policy, taken, caller)
+        return build_rows(spec, tools, policy, taken, caller, previous)
     except NameCollisionError:
         pass
     rows: list[McpEntry] = []
     claimed: dict[str, str] = dict(taken)
     for tool in tools:
         try:
-            (row,) = build_rows(spec, [tool], policy, claimed, caller)
+            (row,) = build_rows(spec, [tool], policy, claimed, caller, previous)
         except NameCollisionError as exc:
             logger.warning("MCP server %r: refresh leaves out tool %r: %s", spec.label, tool.name, exc)
             if refused is not None:

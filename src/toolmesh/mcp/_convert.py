@@ -21,8 +21,9 @@ from typing import Any
 
 import mcp_types
 
-from .._capabilities import TaskSupport, ToolAnnotations, ToolCapabilities
+from .._capabilities import IoMode, TaskSupport, ToolAnnotations, ToolCapabilities
 from .._definition import ToolDefinition
+from .._hot_path import slot_constructor
 from .._output import (
     Audio,
     ContentBlock,
@@ -57,10 +58,15 @@ def tool_title(tool: mcp_types.Tool) -> str:
     return tool.name
 
 
+_new_definition = slot_constructor(ToolDefinition)
+_new_capabilities = slot_constructor(ToolCapabilities)
+
+
 def tool_definition(name: str, tool: mcp_types.Tool) -> ToolDefinition:
     """What the model sees of ``tool`` under the model-visible ``name``."""
     parameters: Mapping[str, Any] = tool.input_schema or _EMPTY_OBJECT_SCHEMA
-    return ToolDefinition(name, tool.description or "", parameters, tool.output_schema)
+    definition: ToolDefinition = _new_definition(name, tool.description or "", parameters, tool.output_schema)
+    return definition
 
 
 def _annotations(tool: mcp_types.Tool) -> ToolAnnotations | None:
@@ -85,15 +91,26 @@ def _task_support(tool: mcp_types.Tool) -> TaskSupport:
 
 def tool_capabilities(tool: mcp_types.Tool) -> ToolCapabilities:
     """The host-only facts a server advertises about ``tool``."""
-    icons = tuple(icon.model_dump(mode="json", by_alias=True, exclude_none=True) for icon in tool.icons or ())
-    return ToolCapabilities(
-        task_support=_task_support(tool),
-        output_schema=tool.output_schema,
-        annotations=_annotations(tool),
-        title=tool_title(tool),
-        icons=icons,
-        meta=tool.meta,
+    icons = (
+        tuple(icon.model_dump(mode="json", by_alias=True, exclude_none=True) for icon in tool.icons)
+        if tool.icons
+        else ()
     )
+    # every field by position, in ToolCapabilities' order (discovery makes thousands)
+    capabilities: ToolCapabilities = _new_capabilities(
+        _task_support(tool),  # task_support
+        tool.output_schema,  # output_schema
+        False,  # emits_progress
+        False,  # may_elicit
+        False,  # may_sample
+        IoMode.UNARY,  # io_mode
+        _annotations(tool),  # annotations
+        tool_title(tool),  # title
+        None,  # notes
+        icons,  # icons
+        tool.meta,  # meta
+    )
+    return capabilities
 
 
 def _decode(data: str, what: str) -> bytes:

@@ -40,6 +40,7 @@ from .._asking import describe_elicitation, no_callback
 from .._context import ElicitationRequest, LogMessage, SamplingRequest
 from .._errors import ErrorKind, NoCallbackError, ToolExecutionError
 from .._metadata import MCP_ASKED
+from ._elicit_defaults import with_form_defaults
 
 if TYPE_CHECKING:
     from mcp.client.session import ClientRequestContext
@@ -134,7 +135,8 @@ class InFlightCall:
         note["answered"] = True
         if isinstance(result, mcp_types.ElicitResult):
             note["action"] = result.action
-            return result
+            elicited = cast("mcp_types.ElicitRequest", request).params
+            return with_form_defaults(elicited, result)  # SEP-1034: a field the host left out is at its default
         note["model"] = result.model
         return cast("mcp_types.CreateMessageResult", result)
 

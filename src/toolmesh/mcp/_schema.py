@@ -1,8 +1,10 @@
 """Server-supplied JSON Schemas, compiled once into validators that are safe on the event loop.
 
 An MCP server's ``inputSchema`` and ``outputSchema`` are untrusted input. A schema is
-compiled once per tool at discovery (``compile_schema``), never per call, into a
-``SchemaValidator`` whose checks cannot stall the event loop:
+compiled once per tool, at the row's first call (``McpEntry.input_validator``; not at
+discovery, which then costs only the listing), never again after, into a
+``SchemaValidator`` whose checks cannot stall the event loop (compiling is bounded too:
+``MAX_NODES`` subschemas, RE2 patterns):
 
 * ``pattern`` and ``patternProperties`` run on RE2 (``google-re2``), a linear-time regex
   engine, never on Python's backtracking ``re``: ``^(a+)+$`` against 40 ``a`` and a ``b``
@@ -17,8 +19,9 @@ compiled once per tool at discovery (``compile_schema``), never per call, into a
 
 An unusable schema (a keyword whose value has the wrong shape, like ``properties: [1,
 2]`` or ``required: 5``, checked per node by ``_schema_shape``; or one of the above)
-does not break discovery: it is reported once, with a warning naming the server, the
-tool and why, and that tool's values are not checked locally. Compiled validators are
+breaks neither discovery nor the call: it is reported once (at the first call), with a
+warning naming the server, the tool and why, and that tool's values are not checked
+locally: the call goes to the server unchecked. Compiled validators are
 cached by schema, so a refresh that lists the same schema again neither recompiles nor
 warns again. A flat object schema of typed properties (most tools') also gets a fast
 path: a few type checks accept a valid value without jsonschema's machinery.

@@ -331,7 +331,8 @@ class McpServers:
         others = {name: row for name, row in self._rows().items() if name not in current.rows}
         refused: list[str] = []
         taken = owners(others, describe_row)
-        rows = rebuild_rows(connection.spec, tools, self._names(), taken, connection, refused)
+        previous = {row.wire_name: row for row in current.rows.values()}
+        rows = rebuild_rows(connection.spec, tools, self._names(), taken, connection, refused, previous)
         current.applied = generation
         current.rows = {row.name: row for row in rows}
         self._changed(label, refused)

@@ -1,0 +1,449 @@
+"""What `toolmesh serve` costs per call: the gateway against the server it fronts, and against FastMCP's proxy.
+
+Run:  .venv/bin/python bench/gateway.py [--rounds 20] [--calls 20] [--concurrent-calls 64] [--max-seconds 240]
+                                        [--tool-ms 0] [--mode auto|legacy|2026-07-28] [--skip ROW]
+
+One fixture server (tests/fixtures/demo_server.py, the SDK's ``MCPServer``) runs as a child process
+on a free loopback port over Streamable HTTP. In front of it, each as its own child process on its
+own loopback port, also over Streamable HTTP:
+
+  1. direct              nothing: the client talks to the fixture server itself (the floor).
+  2. toolmesh serve      ``toolmesh serve --config toolmesh.json``: a config with the fixture server
+                         (over HTTP, prefixes off) and no native tools; a ``tools/call`` goes through the
+                         gateway's MCP face, the registry's dispatch and its supervised upstream session.
+  3. fastmcp proxy       ``fastmcp.server.create_proxy(URL)`` (FastMCP 4.2.3), FastMCP's recommended proxy:
+                         a new upstream session for each request it forwards.
+  4. fastmcp proxy,      ``create_proxy(fastmcp.Client(URL))`` with the client connected once: one shared
+     session reused      upstream session (FastMCP's faster, opt-in configuration).
+
+Every row is measured with the same client, the SDK's ``mcp.Client(url)`` (protocol 2026-07-28 by
+default; ``--mode legacy`` for 2025-11-25 sessions), calling ``echo {"text": "hello"}``: a tool that
+does no work, so the table shows what each hop costs (``--tool-ms N`` calls ``slow`` instead, which
+waits N ms, like a tool waiting on an API). Two modes: sequential (one call at a time) and 32 calls in
+flight (32 tasks sharing one session). After a warm-up, the run is many short rounds; in each, every
+row takes its turn in both modes, the first row rotating, so every row sees the same machine load. Each
+turn opens its own client (untimed, with 32 untimed calls to open its connections): a connection left
+idle through the other rows' turns may be closed by the server just as it is reused, which the SDK's
+client does not survive. Bounded by count (rounds x calls) and by time (``--max-seconds``: no new round
+starts after it). FastMCP's proxy needs FastMCP's server side (the ``fastmcp-slim[server]`` extra);
+without it those rows are skipped, saying so.
+
+Columns: latency per call (mean, p50, p99), throughput (calls per second of the row's wall time), the
+ratios against direct (latency: p50 / direct p50; throughput: direct / row, so for both 1.00 is no
+overhead and the target is under 1.20), the CPU time per call of the processes the call went through
+(from /proc: the front process, the fixture server; and this client process), and the calls that
+failed (an error result or an MCP error: counted and timed, not raised). The last lines say whether
+the gateway met its target and beat each FastMCP row, and the machine's load average.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import importlib
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from anyio.abc import Process
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURE = ROOT / "tests" / "fixtures" / "demo_server.py"
+PROXY = Path(__file__).resolve().parent / "_fastmcp_proxy.py"
+
+
+@dataclass(frozen=True)
+class Tool:
+    """The fixture tool every row calls, its arguments and the text it answers."""
+
+    name: str
+    arguments: dict[str, Any]
+    answer: str
+
+    @classmethod
+    def taking(cls, milliseconds: float) -> Tool:
+        """`echo` (no work) for 0 ms, else `slow`, which waits that long (a tool waiting on I/O)."""
+        if milliseconds <= 0:
+            return cls("echo", {"text": "hello"}, "hello")
+        return cls("slow", {"seconds": milliseconds / 1000}, "done")
+
+
+IN_FLIGHT = 32
+TARGET = 1.20
+DIRECT = "direct"
+GATEWAY = "toolmesh serve"
+FASTMCP = "fastmcp proxy"
+FASTMCP_REUSE = "fastmcp proxy, reused session"
+_TICKS = os.sysconf("SC_CLK_TCK")
+
+Call = Callable[[], Awaitable[Any]]
+Runner = Callable[[Call, int], Awaitable[tuple[list[float], float]]]
+
+
+@dataclass
+class Figures:
+    """What one row measured in one mode, summed over every round."""
+
+    latencies: list[float] = field(default_factory=list)
+    wall: float = 0.0
+    client_cpu: float = 0.0
+    front_cpu: float = 0.0
+    upstream_cpu: float = 0.0
+    failed: int = 0
+
+    def per_call_us(self, seconds: float) -> float:
+        return seconds / len(self.latencies) * 1e6
+
+    @property
+    def mean_us(self) -> float:
+        return statistics.fmean(self.latencies) * 1e6
+
+    @property
+    def p50_us(self) -> float:
+        return statistics.median(self.latencies) * 1e6
+
+    @property
+    def p99_us(self) -> float:
+        ordered = sorted(self.latencies)
+        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e6
+
+    @property
+    def throughput(self) -> float:
+        return len(self.latencies) / self.wall
+
+
+@dataclass
+class Row:
+    """One way to reach the fixture's tool: the URL the client calls, and the processes a call passes."""
+
+    name: str
+    url: str
+    front: Process | None
+    upstream: Process
+    failed: int = 0
+    failed_turns: int = 0
+    last_failure: str = ""
+
+
+def free_port(taken: set[int]) -> int:
+    while True:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+            sock.bind(("127.0.0.1", 0))
+            port = int(sock.getsockname()[1])
+        if port not in taken:
+            taken.add(port)
+            return port
+
+
+def port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def cpu_seconds(process: Process | None) -> float:
+    """User + system CPU time of a child process so far (0 for none)."""
+    if process is None:
+        return 0.0
+    fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / _TICKS
+
+
+@contextlib.asynccontextmanager
+async def child(name: str, argv: Sequence[str], port: int, log: Path) -> AsyncIterator[Process]:
+    """Run a server program until the block ends; yield once its port accepts connections.
+
+    Its stderr goes to `log` (a pipe nobody reads would stall a chatty child); the log's tail is
+    printed when the program exits early or the block ends with an error.
+    """
+    with log.open("wb") as sink:
+        process = await anyio.open_process(
+            list(argv),
+            env={**os.environ, "FIXTURE_LOG_LEVEL": "CRITICAL"},
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=sink,
+            cwd=str(ROOT),
+        )
+    try:
+        with anyio.fail_after(90):
+            while not port_open(port):
+                if process.returncode is not None:
+                    raise RuntimeError(f"{name} exited with {process.returncode} before listening:\n{tail(log)}")
+                await anyio.sleep(0.05)
+        yield process
+    except BaseException:
+        print(f"--- {name} (exit code {process.returncode}), end of its stderr:\n{tail(log)}", file=sys.stderr)
+        raise
+    finally:
+        with anyio.CancelScope(shield=True):
+            if process.returncode is None:
+                process.terminate()
+            with anyio.move_on_after(10):
+                await process.wait()
+            if process.returncode is None:
+                process.kill()
+            await process.wait()
+            await process.aclose()
+
+
+def tail(log: Path, chars: int = 3000) -> str:
+    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+    return text[-chars:]
+
+
+def gateway_config(upstream: str, port: int, folder: Path) -> Path:
+    """A toolmesh.json serving the fixture server alone, with its own names, over HTTP on `port`."""
+    config = {
+        "mcpServers": {"demo": {"url": upstream, "prefix": False}},
+        "serve": {"transport": "http", "host": "127.0.0.1", "port": port},
+    }
+    path = folder / "toolmesh.json"
+    path.write_text(json.dumps(config, indent=2), encoding="utf-8")
+    return path
+
+
+def fastmcp_server_missing() -> str | None:
+    """Why FastMCP's proxy cannot run here (its server side is the `fastmcp-slim[server]` extra), or None."""
+    try:
+        importlib.import_module("fastmcp.server.server")
+    except ImportError as exc:
+        return f"FastMCP's server side is not installed ({exc}); pip install 'fastmcp-slim[server]==4.2.3'"
+    return None
+
+
+def gateway_command(upstream: str, port: int, folder: Path) -> list[str]:
+    """`toolmesh serve --config toolmesh.json`, the config fronting `upstream` on `port`."""
+    script = Path(sys.executable).parent / "toolmesh"
+    toolmesh = [str(script)] if script.exists() else [sys.executable, "-m", "toolmesh"]
+    return [*toolmesh, "serve", "--config", str(gateway_config(upstream, port, folder))]
+
+
+async def sequential(call: Call, calls: int) -> tuple[list[float], float]:
+    latencies: list[float] = []
+    clock = time.perf_counter
+    start = clock()
+    for _ in range(calls):
+        t0 = clock()
+        await call()
+        latencies.append(clock() - t0)
+    return latencies, clock() - start
+
+
+async def concurrent(call: Call, calls: int) -> tuple[list[float], float]:
+    latencies: list[float] = []
+    clock = time.perf_counter
+    per_task = max(1, calls // IN_FLIGHT)
+
+    async def worker() -> None:
+        for _ in range(per_task):
+            t0 = clock()
+            await call()
+            latencies.append(clock() - t0)
+
+    start = clock()
+    async with anyio.create_task_group() as group:
+        for _ in range(IN_FLIGHT):
+            group.start_soon(worker)
+    return latencies, clock() - start
+
+
+def caller(client: Client, row: Row, tool: Tool) -> Call:
+    """One call through `row`; a failed call (an error result or an MCP error) is counted on the row, not raised."""
+
+    async def call() -> None:
+        try:
+            result = await client.call_tool(tool.name, tool.arguments)
+        except MCPError as exc:
+            failure = f"MCPError {exc.code}: {exc.message}"
+        else:
+            text = getattr(result.content[0], "text", None) if result.content else None
+            if not result.is_error and text == tool.answer:
+                return
+            failure = f"unexpected result: {str(result.content)[:200]}"
+        row.failed += 1
+        row.last_failure = failure
+
+    return call
+
+
+@contextlib.asynccontextmanager
+async def rows(skip: set[str]) -> AsyncIterator[list[Row]]:
+    """Start the fixture server and every front in front of it; yield the rows."""
+    taken: set[int] = set()
+    fixture_port = free_port(taken)
+    async with contextlib.AsyncExitStack() as stack:
+        folder = Path(stack.enter_context(tempfile.TemporaryDirectory(prefix="toolmesh-bench-")))
+        argv = [sys.executable, str(FIXTURE), "http", str(fixture_port)]
+        fixture = await stack.enter_async_context(
+            child("the fixture server", argv, fixture_port, folder / "fixture.log")
+        )
+        upstream = f"http://127.0.0.1:{fixture_port}/mcp"
+        found = [Row(DIRECT, upstream, None, fixture)]
+        fronts: dict[str, list[str]] = {}
+        ports: dict[str, int] = {}
+        if GATEWAY not in skip:
+            ports[GATEWAY] = free_port(taken)
+            fronts[GATEWAY] = gateway_command(upstream, ports[GATEWAY], folder)
+        missing = fastmcp_server_missing()
+        for name, strategy in ((FASTMCP, "fresh"), (FASTMCP_REUSE, "reuse")):
+            if missing is not None:
+                print(f"skipped {name}: {missing}")
+            elif name not in skip:
+                ports[name] = free_port(taken)
+                fronts[name] = [sys.executable, str(PROXY), upstream, str(ports[name]), strategy]
+        for index, (name, argv) in enumerate(fronts.items()):
+            process = await stack.enter_async_context(child(name, argv, ports[name], folder / f"front{index}.log"))
+            found.append(Row(name, f"http://127.0.0.1:{ports[name]}/mcp", process, fixture))
+        yield found
+
+
+async def run(args: argparse.Namespace) -> None:
+    started = time.perf_counter()
+    load_before = os.getloadavg()
+    modes: dict[str, Runner] = {"sequential": sequential, f"{IN_FLIGHT} in flight": concurrent}
+    counts = {"sequential": args.calls, f"{IN_FLIGHT} in flight": args.concurrent_calls}
+    rounds_done = 0
+    tool = Tool.taking(args.tool_ms)
+    async with rows(set(args.skip)) as found:
+        figures = {(mode, row.name): Figures() for mode in modes for row in found}
+        for row in found:  # warm-up: connections, caches, each server's code paths
+            async with Client(row.url, mode=args.mode) as client:
+                await sequential(caller(client, row, tool), 20)
+                await concurrent(caller(client, row, tool), IN_FLIGHT * 2)
+        for round_ in range(args.rounds):
+            if time.perf_counter() - started > args.max_seconds:
+                break
+            order = found[round_ % len(found) :] + found[: round_ % len(found)]
+            for mode, runner in modes.items():
+                for row in order:
+                    # A client per turn: a connection idle through the other rows' turns may be closed by
+                    # the server just as it is reused, and the SDK's client does not survive that.
+                    try:
+                        await turn(row, figures[(mode, row.name)], runner, counts[mode], tool, args.mode)
+                    except Exception as exc:  # the front refused the connection: counted, the run goes on
+                        row.failed_turns += 1
+                        row.last_failure = f"a turn could not connect: {exc!r}"[:300]
+            rounds_done += 1
+    report(found, figures, modes, counts, rounds_done, args, tool, load_before, time.perf_counter() - started)
+
+
+async def turn(row: Row, f: Figures, runner: Runner, calls: int, tool: Tool, mode: str) -> None:
+    """One row's turn in one mode, on a client of its own: connect, open connections (untimed), measure."""
+    async with Client(row.url, mode=mode) as client:
+        call = caller(client, row, tool)
+        await concurrent(call, IN_FLIGHT)  # untimed: open the connections this turn uses
+        cpu = (time.process_time(), cpu_seconds(row.front), cpu_seconds(row.upstream))
+        failed = row.failed
+        latencies, wall = await runner(call, calls)
+        f.failed += row.failed - failed
+        f.latencies += latencies
+        f.wall += wall
+        f.client_cpu += time.process_time() - cpu[0]
+        f.front_cpu += cpu_seconds(row.front) - cpu[1]
+        f.upstream_cpu += cpu_seconds(row.upstream) - cpu[2]
+
+
+def report(
+    found: list[Row],
+    figures: dict[tuple[str, str], Figures],
+    modes: dict[str, Runner],
+    counts: dict[str, int],
+    rounds_done: int,
+    args: argparse.Namespace,
+    tool: Tool,
+    load_before: tuple[float, float, float],
+    elapsed: float,
+) -> None:
+    print(
+        f"MCP tools/call {tool.name} {json.dumps(tool.arguments)} over loopback Streamable HTTP,"
+        f" client mcp.Client(mode={args.mode!r})"
+    )
+    print(
+        f"{rounds_done} rounds, rows rotating; per round and row: {counts['sequential']} sequential calls, then "
+        f"{counts[f'{IN_FLIGHT} in flight']} calls {IN_FLIGHT} at a time\n"
+    )
+    header = (
+        f"{'mode':<14} {'row':<30} {'mean µs':>8} {'p50 µs':>8} {'p99 µs':>8} {'calls/s':>8} {'p50 x':>6}"
+        f" {'tput x':>6} {'front CPU':>9} {'fixture CPU':>11} {'client CPU':>10} {'failed':>6}"
+    )
+    for mode in modes:
+        print(header)
+        base = figures[(mode, DIRECT)]
+        for row in found:
+            f = figures[(mode, row.name)]
+            if not f.latencies or not base.latencies:
+                print(f"{mode:<14} {row.name:<30} no turn completed")
+                continue
+            print(
+                f"{mode:<14} {row.name:<30} {f.mean_us:>8.0f} {f.p50_us:>8.0f} {f.p99_us:>8.0f} {f.throughput:>8.0f}"
+                f" {f.p50_us / base.p50_us:>6.2f} {base.throughput / f.throughput:>6.2f}"
+                f" {f.per_call_us(f.front_cpu):>9.0f} {f.per_call_us(f.upstream_cpu):>11.0f}"
+                f" {f.per_call_us(f.client_cpu):>10.0f} {f.failed:>6}"
+            )
+        print()
+    print("p50 x: the row's median latency / direct's; tput x: direct's calls per second / the row's (1.00: no cost)")
+    print("CPU columns: µs of CPU per call in the front process (gateway or proxy), the fixture server, this client")
+    print("failed: calls answered with an error (timed like the others); the last failure of each row follows")
+    for row in found:
+        if row.failed or row.failed_turns:
+            print(f"  {row.name}: {row.failed} calls and {row.failed_turns} turns failed; last: {row.last_failure}")
+    if GATEWAY in {row.name for row in found}:
+        verdicts(figures, modes, {row.name for row in found})
+    load_after = os.getloadavg()
+    print(
+        f"load average (1, 5, 15 min): before {', '.join(f'{x:.2f}' for x in load_before)};"
+        f" after {', '.join(f'{x:.2f}' for x in load_after)}; {os.cpu_count()} CPUs"
+    )
+    print(f"total time: {elapsed:.1f}s")
+
+
+def verdicts(figures: dict[tuple[str, str], Figures], modes: dict[str, Runner], names: set[str]) -> None:
+    for mode in modes:
+        gw, direct = figures[(mode, GATEWAY)], figures[(mode, DIRECT)]
+        if not gw.latencies or not direct.latencies:
+            print(f"target, {mode}: not measured (no turn completed)")
+            continue
+        latency, throughput = gw.p50_us / direct.p50_us, direct.throughput / gw.throughput
+        ok = latency < TARGET and throughput < TARGET
+        line = f"target, {mode}: gateway p50 x{latency:.2f}, throughput x{throughput:.2f} vs direct (< x{TARGET:.2f}):"
+        line += " met" if ok else " missed"
+        for peer in (FASTMCP, FASTMCP_REUSE):
+            if peer in names and figures[(mode, peer)].latencies:
+                p = figures[(mode, peer)]
+                beats = gw.p50_us < p.p50_us and gw.throughput > p.throughput
+                line += f"; {'beats' if beats else 'does not beat'} {peer}"
+                line += f" (p50 x{gw.p50_us / p.p50_us:.2f}, calls/s x{gw.throughput / p.throughput:.2f})"
+        print(line)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--rounds", type=int, default=int(os.environ.get("TOOLMESH_BENCH_ROUNDS", 20)))
+    parser.add_argument("--calls", type=int, default=int(os.environ.get("TOOLMESH_BENCH_CALLS", 20)))
+    parser.add_argument("--concurrent-calls", type=int, default=IN_FLIGHT * 2)
+    parser.add_argument("--max-seconds", type=float, default=240.0, help="start no round after this many seconds")
+    parser.add_argument(
+        "--tool-ms", type=float, default=0.0, help="0: call echo (no work); N: call slow, which waits N ms"
+    )
+    parser.add_argument("--mode", choices=["auto", "legacy", "2026-07-28"], default="auto", help="client protocol")
+    parser.add_argument(
+        "--skip", action="append", default=[], choices=[GATEWAY, FASTMCP, FASTMCP_REUSE], help="leave a row out"
+    )
+    args = parser.parse_args()
+    anyio.run(run, args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,106 @@
+"""Catalog scale (issue 13): a refresh rebuilds only what changed; schemas compile at a row's first call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import anyio
+import pytest
+
+from _mcp import lowlevel_in_process
+from toolmesh import CatalogChange, McpEntry, ToolRegistry, _entries
+
+TOOLS = {"FIXTURE_MANY_TOOLS": "40", "FIXTURE_MUTATE_SILENT": "1"}
+
+
+async def test_a_refresh_that_changes_nothing_keeps_every_row_and_reports_nothing() -> None:
+    seen: list[CatalogChange] = []
+    async with ToolRegistry() as registry:
+        with anyio.fail_after(60):
+            await registry.connect(lowlevel_in_process("low", TOOLS))
+            before = {row.name: row for row in registry.entries()}
+            registry.on_change(seen.append)
+            after = await registry.refresh("low")
+        assert [row.name for row in after] == list(before)
+        assert all(registry[name] is row for name, row in before.items())  # the same objects: nothing rebuilt
+        assert seen == []
+
+
+async def test_a_refresh_builds_new_rows_only_for_changed_and_new_tools() -> None:
+    seen: list[CatalogChange] = []
+    async with ToolRegistry() as registry:
+        with anyio.fail_after(60):
+            await registry.connect(lowlevel_in_process("low", TOOLS))
+            before = {row.name: row for row in registry.entries()}
+            for arguments in ({"name": "item_0003", "description": "Changed."}, {"name": "fresh"}):
+                assert (await registry.dispatch("low__mutate", arguments)).ok
+            registry.on_change(seen.append)
+            await registry.refresh("low")
+        changed = registry["low__item_0003"]
+        assert changed is not before["low__item_0003"] and changed.definition.description == "Changed."
+        assert registry.names()[-1] == "low__fresh"
+        kept = [name for name in before if name != "low__item_0003"]
+        assert all(registry[name] is before[name] for name in kept)
+        assert seen == [CatalogChange("low", added=("low__fresh",), changed=("low__item_0003",))]
+
+
+async def test_schemas_compile_at_a_rows_first_call_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    compiled: list[tuple[str, str]] = []
+    real = _entries.compile_schema
+
+    def counting(schema: Any, *, server: str, tool: str, what: str) -> Any:
+        compiled.append((tool, what))
+        return real(schema, server=server, tool=tool, what=what)
+
+    monkeypatch.setattr(_entries, "compile_schema", counting)
+    async with ToolRegistry() as registry:
+        with anyio.fail_after(60):
+            await registry.connect(lowlevel_in_process("low", TOOLS))
+            assert compiled == []  # discovery compiles nothing
+            bad = await registry.dispatch("low__item_0001", {"x": "one"})
+            assert compiled == [("item_0001", "inputSchema")]
+            assert bad.error is not None and "x: 'one' is not of type 'integer'" in bad.error.model_feedback
+            good = await registry.dispatch("low__item_0001", {"x": 1})
+            assert good.ok, good.error
+            await registry.dispatch("low__item_0001", {"x": 2})
+            await registry.refresh("low")
+            await registry.dispatch("low__item_0001", {"x": 3})
+        row = registry["low__item_0001"]
+        assert isinstance(row, McpEntry) and row.input_validator is not None
+    assert compiled == [("item_0001", "inputSchema")]  # neither later calls nor a refresh compile it again
+
+
+async def test_rows_built_at_discovery_equal_the_dataclass_constructors() -> None:
+    """Discovery builds rows field by field (``slot_constructor``): the same rows as keyword construction."""
+    from toolmesh import ToolCapabilities, ToolDefinition
+    from toolmesh.mcp._convert import tool_capabilities, tool_title
+
+    async with ToolRegistry() as registry:
+        with anyio.fail_after(60):
+            await registry.connect(lowlevel_in_process("low", TOOLS, call_timeout=7))
+        row = registry["low__bad_output"]
+        assert isinstance(row, McpEntry)
+        tool = row.tool
+        assert row.definition == ToolDefinition(
+            "low__bad_output", tool.description or "", tool.input_schema, tool.output_schema
+        )
+        assert (
+            row.definition._declarations == {}
+            and row.definition._declarations is not registry["low__echo"].definition._declarations
+        )
+        assert tool_capabilities(tool) == ToolCapabilities(
+            task_support=row.capabilities.task_support, output_schema=tool.output_schema, title=tool_title(tool)
+        )
+        rebuilt = McpEntry(
+            row.name,
+            row.definition,
+            row.capabilities,
+            "low",
+            "bad_output",
+            tool,
+            row.caller,
+            7,
+            max_presentation_chars=row.max_presentation_chars,
+            validate_arguments=True,
+        )
+        assert row == rebuilt and row.validate_arguments and row.timeout == 7
