@@ -44,6 +44,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import _errors, _wire
+from ._discover import discover_pinned
 from ._in_flight import InFlight, no_current_call
 from ._secrets import Secrets
 from ._server_log import ServerLog
@@ -279,8 +280,10 @@ class Session:
             # direct in-process path has no framing and drops handshake-era notifications).
             assert spec.server_object is not None  # checked when the spec was made
             mode = "2026-07-28" if spec.protocol == "2026-07-28" else "legacy"
-            client = Client(spec.server_object, mode=mode, **self._client_options())
-            return await stack.enter_async_context(client)
+            client = await stack.enter_async_context(Client(spec.server_object, mode=mode, **self._client_options()))
+            if mode == "2026-07-28":
+                await discover_pinned(client, mode)
+            return client
         if spec.transport == "stdio":
             params = StdioServerParameters(
                 command=spec.command or "",
@@ -309,8 +312,11 @@ class Session:
             # One SSE event may be as large as a whole answer; _BoundedTransport bounds the answer.
             events = spec.max_result_bytes + 1
             target = _guarded(streamable_http_client(spec.url or "", http_client=http, max_sse_event_size=events))
-        client = Client(target, mode=_MODES[spec.protocol], **self._client_options())
-        return await stack.enter_async_context(client)
+        mode = _MODES[spec.protocol]
+        client = await stack.enter_async_context(Client(target, mode=mode, **self._client_options()))
+        if mode == "2026-07-28":
+            await discover_pinned(client, mode)  # the SDK's pin asks nothing: no server info, no capabilities
+        return client
 
     def _client_options(self) -> dict[str, Any]:
         """The ``Client`` options every transport shares: elicitation (form and URL modes, as the
