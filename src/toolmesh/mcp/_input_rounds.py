@@ -45,6 +45,9 @@ __all__ = ["MAX_ROUNDS", "send_call"]
 MAX_ROUNDS = 8
 """Input-required rounds one call may take (the SDK's default is 10)."""
 
+_NO_BACK_CHANNEL = "this transport context has no back-channel for server-initiated requests"
+"""The one text recognized: the official Python SDK's server (``NoBackChannelError``) when a tool
+asks the 2025-11-25 way (``ctx.elicit``, ``create_message``) on a 2026-07-28 request."""
 _STATE_ONLY_DELAY = 0.05
 _STATE_ONLY_DELAY_MAX = 0.25
 _RESULT: TypeAdapter[mcp_types.CallToolResult | mcp_types.InputRequiredResult | _tasks.CreatedTask] = TypeAdapter(
@@ -87,6 +90,8 @@ async def send_call(
         except MCPError as exc:
             if exc.code == mcp_types.HEADER_MISMATCH:
                 session.on_tools_changed()  # the listing this session knows is stale: refresh it for later calls
+            if _NO_BACK_CHANNEL in exc.error.message:
+                raise _no_back_channel(session, entry, exc) from exc
             raise
 
 
@@ -129,4 +134,17 @@ async def _rounds(
         "(InputRequiredResult); the call was given up",
         kind=ErrorKind.UPSTREAM_ERROR,
         model_feedback=f"The tool {entry.name!r} kept asking for more input and was stopped after {MAX_ROUNDS} rounds.",
+    )
+
+
+def _no_back_channel(session: Session, entry: McpEntry, exc: MCPError) -> ToolExecutionError:
+    """The server's own error, plus the fix: its tool asks mid-call, which only 2025-11-25 carries."""
+    return ToolExecutionError(
+        f"MCP server {session.label!r}, tools/call {entry.wire_name!r}: {exc.error.message} The tool asks the "
+        "host for input the 2025-11-25 way (as servers written with the official Python SDK do with ctx.elicit "
+        'or create_message), which a 2026-07-28 session cannot carry: set protocol="2025-11-25" on its McpServer '
+        "(protocolVersion in a config file)",
+        kind=ErrorKind.UPSTREAM_ERROR,
+        model_feedback=f"The tool {entry.name!r} could not ask for the input it needs: {exc.error.message}",
+        cause=exc,
     )
