@@ -80,6 +80,8 @@ class InFlightCall:
     metadata: dict[str, Any]
     """The call's ``ctx.metadata``: what the server asked is noted under ``mcp.asked``."""
     table: InFlight | None = None
+    refused: str | None = None
+    """Why a request of the server was refused while this call was one of several in flight."""
     _answering: set[anyio.CancelScope] = field(default_factory=set)
 
     def note(self, note: dict[str, Any]) -> None:
@@ -157,6 +159,9 @@ class InFlightCall:
         try:
             with scope:
                 return await callback(asked)
+        except anyio.get_cancelled_exc_class():
+            note.update(answered=False, reason="the call ended first")  # its timeout, or the caller cancelled
+            raise
         except Exception as exc:
             note.update(answered=False, reason=f"callback raised {type(exc).__name__}")
             logger.warning("the host's callback for %s of MCP server %r failed", what, self.server, exc_info=exc)
@@ -253,6 +258,7 @@ class InFlight:
             logger.warning("MCP server %r sent %s that toolmesh refused: %s", self.label, what, call)
             for candidate in self._calls:  # each may be the one that asked: tell them all it was refused
                 candidate.note({"kind": _KINDS[request.method], "answered": False, "reason": call})
+                candidate.refused = call
             return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=f"toolmesh: {call}")
         try:
             return await call.answer(request)

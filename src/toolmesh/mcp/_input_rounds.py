@@ -30,7 +30,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from .._errors import ErrorKind, ToolExecutionError
-from . import _tasks
+from . import _convert, _tasks
 from ._in_flight import InFlightCall
 
 if TYPE_CHECKING:
@@ -62,11 +62,10 @@ async def send_call(
 
     Raises:
         ToolExecutionError: a request of the server could not be answered, or the rounds
-            went over ``MAX_ROUNDS``.
+            went over ``MAX_ROUNDS``, or the call failed after a request of its server was
+            refused as ambiguous (retryable).
         Exception: whatever the SDK raises for the request (mapped by the caller).
     """
-    client = session.client
-    assert client is not None
     declared = session.callbacks
     call = InFlightCall(
         ctx.call_id,
@@ -79,12 +78,36 @@ async def send_call(
     )
     # ctx.progress has ProgressFnT's signature; the SDK types it as a Protocol.
     progress = cast("ProgressFnT | None", ctx.progress)
+    if session.turns is None:
+        return await _send(session, entry, arguments, ctx, call, progress)
+    async with session.turns:  # max_concurrent_calls: wait for a turn (within the call's timeout)
+        return await _send(session, entry, arguments, ctx, call, progress)
+
+
+async def _send(
+    session: Session,
+    entry: McpEntry,
+    arguments: dict[str, Any] | None,
+    ctx: ToolContext[Any],
+    call: InFlightCall,
+    progress: ProgressFnT | None,
+) -> mcp_types.CallToolResult:
+    client = session.client
+    assert client is not None
     with session.in_flight.enter(call):
         if client.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             request = mcp_types.CallToolRequest(
                 params=mcp_types.CallToolRequestParams(name=entry.wire_name, arguments=arguments)
             )
-            return await _tasks.send(client, request, entry, ctx, progress)  # a task runs to its result
+            try:
+                raw = await _tasks.send(client, request, entry, ctx, progress)  # a task runs to its result
+            except MCPError as exc:
+                if call.refused is not None:
+                    raise _refused(session, entry, call.refused, exc.error.message) from exc
+                raise
+            if raw.is_error and call.refused is not None:
+                raise _refused(session, entry, call.refused, _convert.error_text(raw))
+            return raw
         try:
             return await _rounds(session, entry, arguments, call, ctx, progress)
         except MCPError as exc:
@@ -147,4 +170,16 @@ def _no_back_channel(session: Session, entry: McpEntry, exc: MCPError) -> ToolEx
         kind=ErrorKind.UPSTREAM_ERROR,
         model_feedback=f"The tool {entry.name!r} could not ask for the input it needs: {exc.error.message}",
         cause=exc,
+    )
+
+
+def _refused(session: Session, entry: McpEntry, reason: str, answered: str) -> ToolExecutionError:
+    """A call that failed after toolmesh refused its server's request as ambiguous: worth a retry."""
+    return ToolExecutionError(
+        f"MCP server {session.label!r}, tool {entry.wire_name!r} asked for input that toolmesh refused: {reason}; "
+        f"the server answered: {answered}. Set max_concurrent_calls=1 on its McpServer to run its calls one "
+        "at a time",
+        kind=ErrorKind.UPSTREAM_ERROR,
+        retryable=True,
+        model_feedback="The server asked for input while other calls were running; try again.",
     )

@@ -195,9 +195,13 @@ class Session:
     """The registry's default callbacks: each one present is declared as a client capability."""
     in_flight: InFlight = field(init=False)
     """The calls in flight on this session, to which the server's requests and logs are routed."""
+    turns: anyio.Semaphore | None = field(init=False)
+    """The spec's ``max_concurrent_calls``: a call holds a turn while it is in flight."""
 
     def __post_init__(self) -> None:
         self.in_flight = InFlight(self.spec.label, Secrets.of(self.spec))
+        limit = self.spec.max_concurrent_calls
+        self.turns = None if limit is None else anyio.Semaphore(limit)
 
     @property
     def label(self) -> str:
