@@ -10,7 +10,15 @@ import pytest
 
 from _asking import PROTOCOLS, Recorder, answer_of, asking_in_process, asking_stdio
 from _mcp import wait_until
-from toolmesh import ElicitationRequest, ErrorKind, ServerConfigError, ToolContext, ToolRegistry, ToolResult
+from toolmesh import (
+    ElicitationRequest,
+    ErrorKind,
+    NoCallbackError,
+    ServerConfigError,
+    ToolContext,
+    ToolRegistry,
+    ToolResult,
+)
 from toolmesh.mcp import MCP_ASKED, McpServer
 
 
@@ -114,3 +122,24 @@ async def test_a_callback_still_open_at_the_call_timeout_is_noted_as_unanswered(
             "reason": "the call ended first",
         }
     ]
+
+
+async def test_a_per_call_callback_without_a_registry_default_is_named_as_unreachable_on_2026() -> None:
+    mine = Recorder("mine")
+    async with ToolRegistry() as registry:
+        await registry.connect(asking_in_process("2026-07-28", include=["ask_form"]))
+        result = await registry.dispatch("ask__ask_form", {}, ToolContext(elicitation=mine.elicit))
+    assert isinstance(result.error, NoCallbackError) and mine.asked == []
+    message = result.error.message
+    assert "the call's ToolContext.elicitation answers MCP servers only when the registry has a default" in message
+    assert "capabilities are declared at connect" in message and "has no elicitation callback" not in message
+
+
+async def test_without_any_callback_the_message_still_says_to_set_one() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(asking_in_process("2026-07-28", include=["ask_form"]))
+        result = await registry.dispatch("ask__ask_form", {})
+    assert isinstance(result.error, NoCallbackError)
+    assert "has no elicitation callback (set ToolRegistry(elicitation=...) or ToolContext.elicitation)" in (
+        result.error.message
+    )

@@ -60,21 +60,35 @@ def describe_elicitation(params: mcp_types.ElicitRequestFormParams | mcp_types.E
     return f"input from the user ({params.message!r})"
 
 
-def no_callback(request: ElicitationRequest | SamplingRequest) -> NoCallbackError:
-    """The error for a request no callback answers, saying what the tool wanted."""
+def no_callback(request: ElicitationRequest | SamplingRequest, *, per_call_only: bool = False) -> NoCallbackError:
+    """The error for a request no callback answers, saying what the tool wanted.
+
+    ``per_call_only``: the call has its own callback, but an MCP server cannot reach it
+    because the registry has no default (capabilities are declared at connect).
+    """
     tool = request.tool_name or "the tool"
     who = f"MCP server {request.server!r} (tool {tool!r})" if request.server else f"tool {tool!r}"
+    kind = "elicitation" if isinstance(request, ElicitationRequest) else "sampling"
+    fix = (
+        f"the call's ToolContext.{kind} answers MCP servers only when the registry has a default "
+        f"(capabilities are declared at connect): set ToolRegistry({kind}=...), even one that declines, "
+        "and connect again; the per-call callback then overrides it"
+        if per_call_only
+        else f"set ToolRegistry({kind}=...) or ToolContext.{kind}"
+    )
     if isinstance(request, ElicitationRequest):
         wanted = describe_elicitation(request.params)
         return NoCallbackError(
-            f"{who} asked for {wanted}, and the call has no elicitation callback "
-            "(set ToolRegistry(elicitation=...) or ToolContext.elicitation)",
+            f"{who} asked for {wanted}, and "
+            + ("no callback of the call can be reached" if per_call_only else "the call has no elicitation callback")
+            + f" ({fix})",
             request=request,
             model_feedback=f"The tool {tool!r} needs {wanted}, but this host cannot ask the user.",
         )
     return NoCallbackError(
-        f"{who} asked the host's model for a completion (sampling), and the call has no sampling callback "
-        "(set ToolRegistry(sampling=...) or ToolContext.sampling)",
+        f"{who} asked the host's model for a completion (sampling), and "
+        + ("no callback of the call can be reached" if per_call_only else "the call has no sampling callback")
+        + f" ({fix})",
         request=request,
         model_feedback=f"The tool {tool!r} asked to use the host's model (sampling), which this host does not allow.",
     )

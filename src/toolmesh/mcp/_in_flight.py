@@ -80,6 +80,9 @@ class InFlightCall:
     metadata: dict[str, Any]
     """The call's ``ctx.metadata``: what the server asked is noted under ``mcp.asked``."""
     table: InFlight | None = None
+    unreachable: tuple[str, ...] = ()
+    """Kinds (``elicitation``, ``sampling``) of the call's own callbacks its server cannot reach:
+    the registry has no default, so the capability was not declared."""
     refused: str | None = None
     """Why a request of the server was refused while this call was one of several in flight."""
     _answering: set[anyio.CancelScope] = field(default_factory=set)
@@ -124,7 +127,7 @@ class InFlightCall:
         self.note(note)
         if callback is None:
             note.update(answered=False, reason="no callback")
-            raise no_callback(asked)
+            raise no_callback(asked, per_call_only=note["kind"] in self.unreachable)
         result = await self._run(callback, asked, what, note)
         if not isinstance(result, expected):
             note.update(answered=False, reason="callback answered with the wrong type")

@@ -67,14 +67,18 @@ async def send_call(
         Exception: whatever the SDK raises for the request (mapped by the caller).
     """
     declared = session.callbacks
+    elicits = declared is not None and declared.elicitation is not None
+    samples = declared is not None and declared.sampling is not None
     call = InFlightCall(
         ctx.call_id,
         entry.name,
         session.label,
-        ctx.elicitation if declared is not None and declared.elicitation is not None else None,
-        ctx.sampling if declared is not None and declared.sampling is not None else None,
+        ctx.elicitation if elicits else None,
+        ctx.sampling if samples else None,
         ctx.on_log,
         ctx.metadata,
+        unreachable=(("elicitation",) if not elicits and ctx.elicitation is not None else ())
+        + (("sampling",) if not samples and ctx.sampling is not None else ()),
     )
     # ctx.progress has ProgressFnT's signature; the SDK types it as a Protocol.
     progress = cast("ProgressFnT | None", ctx.progress)
