@@ -6,6 +6,7 @@ from typing import Any
 
 import anyio
 import mcp_types
+import pydantic
 import pytest
 
 from _asking import PROTOCOLS, Recorder, answer_of, asking_in_process, asking_stdio
@@ -18,6 +19,7 @@ from toolmesh import (
     ToolContext,
     ToolRegistry,
     ToolResult,
+    tool,
 )
 from toolmesh.mcp import MCP_ASKED, McpServer
 
@@ -143,3 +145,98 @@ async def test_without_any_callback_the_message_still_says_to_set_one() -> None:
     assert "has no elicitation callback (set ToolRegistry(elicitation=...) or ToolContext.elicitation)" in (
         result.error.message
     )
+
+
+class Contact(pydantic.BaseModel):
+    name: str
+    email: str
+    newsletter: bool = False
+
+
+@tool
+async def sign_up(ctx: ToolContext) -> str:
+    """Sign the user up."""
+    answer = await ctx.elicit("Who are you?", Contact)
+    if answer.action != "accept":
+        return "not signed up"
+    contact = Contact.model_validate(answer.content)  # checked already: this cannot fail
+    return f"{contact.name} <{contact.email}> newsletter={contact.newsletter}"
+
+
+def _accepting(content: dict[str, Any]) -> Any:
+    async def answer(request: ElicitationRequest) -> mcp_types.ElicitResult:
+        return mcp_types.ElicitResult(action="accept", content=content)
+
+    return answer
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_an_accepted_form_that_does_not_fit_the_schema_never_reaches_the_server(protocol: str) -> None:
+    async with ToolRegistry(elicitation=_accepting({"name": 5})) as registry:
+        await registry.connect(asking_in_process(protocol, include=["ask_form"]))
+        result = await registry.dispatch("ask__ask_form", {})
+    assert not result.ok  # the server got an error answer (2025-11-25) or the call failed (2026-07-28)
+    [note] = result.metadata[MCP_ASKED]
+    assert note["answered"] is False
+    assert note["reason"].startswith("the answer does not match the requested schema (name: 5 is not of type")
+    if protocol == "2026-07-28":
+        assert result.error is not None and result.error.kind is ErrorKind.INTERNAL
+        assert "name: 5 is not of type 'string'" in result.error.message and "fix the callback" in result.error.message
+
+
+async def test_a_native_tool_s_form_answer_is_checked_and_reads_back_as_its_model() -> None:
+    registry = ToolRegistry(elicitation=_accepting({"name": "Ada"}))
+    registry.register(sign_up)
+    failed = await registry.dispatch("sign_up", {})
+    assert failed.error is not None and failed.error.kind is ErrorKind.INTERNAL
+    assert "'email' is a required property" in failed.error.message
+    good = ToolRegistry(elicitation=_accepting({"name": "Ada", "email": "ada@example.com"}))
+    good.register(sign_up)
+    assert (await good.dispatch("sign_up", {})).output.as_text() == "Ada <ada@example.com> newsletter=False"
+
+
+def test_a_plain_def_callback_is_refused_where_it_is_given() -> None:
+    def plain(request: ElicitationRequest) -> mcp_types.ElicitResult:
+        return mcp_types.ElicitResult(action="decline")
+
+    with pytest.raises(TypeError, match=r"ToolRegistry\(elicitation=...\) must be an async function.*plain"):
+        ToolRegistry(elicitation=plain)
+    with pytest.raises(TypeError, match=r"ToolRegistry\(sampling=...\) must be an async function"):
+        ToolRegistry(sampling=plain)  # type: ignore[arg-type]
+
+
+async def test_a_plain_callback_on_the_context_fails_the_call_naming_it() -> None:
+    registry = ToolRegistry()
+    registry.register(sign_up)
+    result = await registry.dispatch(
+        "sign_up", {}, ToolContext(elicitation=lambda request: mcp_types.ElicitResult(action="decline"))
+    )
+    assert (
+        result.error is not None
+        and "<lambda>' is not async: it returned a value of type ElicitResult" in result.error.message
+    )
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_a_callback_answering_the_wrong_type_is_named(protocol: str) -> None:
+    async def confused(request: ElicitationRequest) -> Any:
+        return {"action": "accept"}
+
+    async with ToolRegistry(elicitation=confused) as registry:
+        await registry.connect(asking_in_process(protocol, include=["ask_form"]))
+        result = await registry.dispatch("ask__ask_form", {})
+        registry.register(sign_up)
+        native = await registry.dispatch("sign_up", {})
+    wanted = "callback 'test_a_callback_answering_the_wrong_type_is_named.<locals>.confused' answered with a dict"
+    assert native.error is not None and wanted in native.error.message
+    assert not result.ok and result.metadata[MCP_ASKED][0]["reason"] == "callback answered with the wrong type"
+    if protocol == "2026-07-28":
+        assert result.error is not None and wanted in result.error.message
+
+
+def test_an_async_on_change_listener_is_refused() -> None:
+    async def listener(change: object) -> None:
+        pass
+
+    with pytest.raises(TypeError, match=r"on_change takes a plain function.*'.*listener' is async.*changes\(\)"):
+        ToolRegistry().on_change(listener)  # type: ignore[arg-type]

@@ -36,9 +36,10 @@ import anyio
 import mcp_types
 import pydantic
 
-from .._asking import describe_elicitation, no_callback
+from .._asking import describe_elicitation, no_callback, run_callback, wrong_answer
 from .._context import ElicitationRequest, LogMessage, SamplingRequest
 from .._errors import ErrorKind, NoCallbackError, ToolExecutionError
+from .._form_answers import check_form_answer
 from .._metadata import MCP_ASKED
 
 if TYPE_CHECKING:
@@ -53,6 +54,7 @@ logger = logging.getLogger("toolmesh.mcp")
 
 _P = TypeVar("_P", bound=pydantic.BaseModel)
 _KINDS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling"}
+_KIND_OF = {ElicitationRequest: "elicitation", SamplingRequest: "sampling"}
 _CURRENT: ContextVar[InFlightCall | None] = ContextVar("toolmesh_mcp_call", default=None)
 
 
@@ -131,11 +133,10 @@ class InFlightCall:
         result = await self._run(callback, asked, what, note)
         if not isinstance(result, expected):
             note.update(answered=False, reason="callback answered with the wrong type")
-            raise ToolExecutionError(
-                f"the host's callback answered {what} of MCP server {self.server!r} with a "
-                f"{type(result).__name__}, not a {expected.__name__}",
-                kind=ErrorKind.INTERNAL,
-            )
+            raise wrong_answer(callback, note["kind"], result, expected)
+        if isinstance(asked, ElicitationRequest):
+            check_form_answer(asked, result, note)  # before the answer reaches the server
+
         note["answered"] = True
         if isinstance(result, mcp_types.ElicitResult):
             note["action"] = result.action
@@ -161,7 +162,7 @@ class InFlightCall:
         self._answering.add(scope)
         try:
             with scope:
-                return await callback(asked)
+                return await run_callback(callback, asked, _KIND_OF[type(asked)])
         except anyio.get_cancelled_exc_class():
             note.update(answered=False, reason="the call ended first")  # its timeout, or the caller cancelled
             raise
