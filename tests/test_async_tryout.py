@@ -14,6 +14,7 @@ from _mcp import wait_until
 from toolmesh import (
     ElicitationRequest,
     ErrorKind,
+    LogMessage,
     NoCallbackError,
     ServerConfigError,
     ToolContext,
@@ -240,3 +241,26 @@ def test_an_async_on_change_listener_is_refused() -> None:
 
     with pytest.raises(TypeError, match=r"on_change takes a plain function.*'.*listener' is async.*changes\(\)"):
         ToolRegistry().on_change(listener)  # type: ignore[arg-type]
+
+
+@tool
+async def noisy(ctx: ToolContext, level: str) -> str:
+    """Log at `level`."""
+    await ctx.log(level, "hello")
+    return "ok"
+
+
+async def test_ctx_log_reads_python_s_level_names_and_names_the_levels_for_an_unknown_one() -> None:
+    seen: list[LogMessage] = []
+
+    async def on_log(message: LogMessage) -> None:
+        seen.append(message)
+
+    registry = ToolRegistry()
+    registry.register(noisy)
+    for level in ("warn", "WARNING", "Fatal", "info"):
+        assert (await registry.dispatch("noisy", {"level": level}, ToolContext(on_log=on_log))).ok
+    assert [m.level for m in seen] == ["warning", "warning", "critical", "info"]
+    failed = await registry.dispatch("noisy", {"level": "loud"})
+    assert failed.error is not None
+    assert "unknown log level 'loud'; use one of debug, info, notice, warning" in failed.error.message

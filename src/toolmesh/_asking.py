@@ -49,6 +49,8 @@ _LEVELS: dict[str, int] = {
     "emergency": logging.CRITICAL,
 }
 """MCP level -> Python level (as for servers' log messages: ``mcp._server_log.LEVELS``)."""
+_ALIASES = {"warn": "warning", "fatal": "critical"}
+"""Python's other names of two levels, accepted by ``ctx.log`` (any case) and logged as the MCP level."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -239,11 +241,14 @@ async def log(ctx: ToolContext[Any], level: str, data: Any, logger: str | None) 
     """``ToolContext.log``: a record on ``toolmesh.tool.<name>``, and the message to ``ctx.on_log``.
 
     Raises:
-        ValueError: ``level`` is not one of the eight MCP levels.
+        ValueError: ``level`` is not one of the eight MCP levels (in any case) or an alias.
     """
+    asked = level
+    level = level.lower() if isinstance(level, str) else level
+    level = _ALIASES.get(level, level)
     python_level = _LEVELS.get(level)
     if python_level is None:
-        raise ValueError(f"unknown log level {level!r}; use one of {', '.join(_LEVELS)}")
+        raise ValueError(f"ctx.log: unknown log level {asked!r}; use one of {', '.join(_LEVELS)} (or warn, fatal)")
     records = logging.getLogger(f"toolmesh.tool.{ctx.tool_name or 'unnamed'}")
     if records.isEnabledFor(python_level):
         records.log(python_level, "%s", data, extra={"mcp_level": level, "mcp_logger": logger})
