@@ -11,12 +11,14 @@ import pytest
 
 from _asking import PROTOCOLS, Recorder, answer_of, asking_in_process, asking_stdio
 from _mcp import wait_until
+from _servers import FIXTURES, fixture_server
 from toolmesh import (
     ElicitationRequest,
     ErrorKind,
     LogMessage,
     NoCallbackError,
     ServerConfigError,
+    TaskSupport,
     ToolContext,
     ToolRegistry,
     ToolResult,
@@ -264,3 +266,18 @@ async def test_ctx_log_reads_python_s_level_names_and_names_the_levels_for_an_un
     failed = await registry.dispatch("noisy", {"level": "loud"})
     assert failed.error is not None
     assert "unknown log level 'loud'; use one of debug, info, notice, warning" in failed.error.message
+
+
+TASKS = FIXTURES / "task_server.py"
+
+
+@pytest.mark.parametrize(("protocol", "expected"), [("2025-11-25", TaskSupport.FORBIDDEN), ("2026-07-28", None)])
+async def test_a_tool_that_says_nothing_of_tasks_is_forbidden_on_2025_and_unknown_on_2026(
+    protocol: str, expected: TaskSupport | None
+) -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(McpServer.in_process("t", fixture_server(TASKS), protocol=protocol))  # type: ignore[arg-type]
+        assert registry["t__research"].capabilities.task_support is (
+            TaskSupport.REQUIRED if protocol == "2025-11-25" else None
+        )
+        assert registry["t__cancelled"].capabilities.task_support is expected

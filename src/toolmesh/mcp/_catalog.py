@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types
 import pydantic_core
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._entries import McpCaller, McpEntry
 from .._errors import NameCollisionError, ServerConnectionError
@@ -165,10 +166,11 @@ def _row(spec: McpServer, name: str, tool: mcp_types.Tool, caller: McpCaller) ->
         else None
     )
     checked_output = compile_schema(tool.output_schema, server=label, tool=tool.name, what="outputSchema")
+    modern = getattr(caller, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS  # the connection's
     return McpEntry(
         name,
         tool_definition(name, tool),
-        tool_capabilities(tool),
+        tool_capabilities(tool, modern=modern),
         label,
         tool.name,
         tool,
