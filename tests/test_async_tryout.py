@@ -281,3 +281,20 @@ async def test_a_tool_that_says_nothing_of_tasks_is_forbidden_on_2025_and_unknow
             TaskSupport.REQUIRED if protocol == "2025-11-25" else None
         )
         assert registry["t__cancelled"].capabilities.task_support is expected
+
+
+@pytest.mark.parametrize("protocol", PROTOCOLS)
+async def test_a_task_s_statuses_after_its_input_was_given_still_reach_progress(protocol: str) -> None:
+    statuses: list[str | None] = []
+
+    async def progress(n: float, total: float | None, message: str | None) -> None:
+        statuses.append(message)
+
+    async with ToolRegistry(elicitation=_accepting({"name": "Ada"})) as registry:
+        await registry.connect(McpServer.in_process("t", fixture_server(TASKS), protocol=protocol))  # type: ignore[arg-type]
+        with anyio.fail_after(60):
+            result = await registry.dispatch("t__ask", {}, ToolContext(progress=progress))
+    assert result.ok, result.error
+    assert "input_required" in [s.split(":")[0] for s in statuses if s]
+    after = statuses[[s.split(":")[0] if s else s for s in statuses].index("input_required") + 1 :]
+    assert after and after[-1] is not None and after[-1].startswith("completed"), statuses
