@@ -166,11 +166,10 @@ def _row(spec: McpServer, name: str, tool: mcp_types.Tool, caller: McpCaller) ->
         else None
     )
     checked_output = compile_schema(tool.output_schema, server=label, tool=tool.name, what="outputSchema")
-    modern = getattr(caller, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS  # the connection's
     return McpEntry(
         name,
         tool_definition(name, tool),
-        tool_capabilities(tool, modern=modern),
+        tool_capabilities(tool, modern=getattr(caller, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS),
         label,
         tool.name,
         tool,
