@@ -18,6 +18,9 @@ While the session is up it also watches for tool-list changes:
 ``tools.listChanged`` (re-opened after a drop, with a change reported, since events are
 not replayed).
 
+A session pinned to 2026-07-28 asks ``server/discover`` once it is open (``_discover``):
+the SDK's pin asks nothing, and the server's info and capabilities decide the above.
+
 The server's requests to the client (elicitation, sampling; declared only for the
 registry's default callbacks) and its log messages go to the call that caused them
 through the session's ``InFlight`` table (``_in_flight``).
