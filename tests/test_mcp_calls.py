@@ -23,7 +23,6 @@ from toolmesh import (
     Image,
     Json,
     McpEntry,
-    TaskSupport,
     Text,
     ToolContext,
     ToolRegistry,
@@ -84,7 +83,7 @@ async def test_capabilities_come_from_the_tool(registry: ToolRegistry) -> None:
     assert (caps.annotations.read_only, caps.annotations.destructive) == (False, True)
     assert (caps.annotations.idempotent, caps.annotations.open_world) == (True, False)
     assert caps.meta == {"fixture": "demo"}
-    assert caps.task_support is TaskSupport.FORBIDDEN
+    assert caps.task_support is None  # listed on 2026-07-28 ("auto"): tools do not say, the server decides
     add = registry["demo__add"]
     assert add.capabilities.output_schema is not None
     assert add.definition.output_schema == add.capabilities.output_schema

@@ -9,6 +9,8 @@ registry's defaults (``HostCallbacks``), which dispatch puts on the call's conte
 
 from __future__ import annotations
 
+import functools
+import inspect
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -18,12 +20,23 @@ import mcp_types
 import pydantic
 
 from ._context import ElicitationRequest, LogMessage, SamplingRequest
-from ._errors import NoCallbackError
+from ._errors import ErrorKind, NoCallbackError, ToolExecutionError
+from ._form_answers import check_form_answer
 
 if TYPE_CHECKING:
     from ._context import ElicitationCallback, SamplingCallback, ToolContext
 
-__all__ = ["HostCallbacks", "describe_elicitation", "elicit", "log", "no_callback", "sample"]
+__all__ = [
+    "HostCallbacks",
+    "check_async_callback",
+    "describe_elicitation",
+    "elicit",
+    "log",
+    "no_callback",
+    "run_callback",
+    "sample",
+    "wrong_answer",
+]
 
 _LEVELS: dict[str, int] = {
     "debug": logging.DEBUG,
@@ -36,6 +49,8 @@ _LEVELS: dict[str, int] = {
     "emergency": logging.CRITICAL,
 }
 """MCP level -> Python level (as for servers' log messages: ``mcp._server_log.LEVELS``)."""
+_ALIASES = {"warn": "warning", "fatal": "critical"}
+"""Python's other names of two levels, accepted by ``ctx.log`` (any case) and logged as the MCP level."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,12 +60,70 @@ class HostCallbacks:
     elicitation: ElicitationCallback | None = None
     sampling: SamplingCallback | None = None
 
+    def __post_init__(self) -> None:
+        check_async_callback("ToolRegistry(elicitation=...)", self.elicitation)
+        check_async_callback("ToolRegistry(sampling=...)", self.sampling)
+
     def fill(self, ctx: ToolContext[Any]) -> None:
         """Give a call's context the defaults it does not override (two attribute checks)."""
         if ctx.elicitation is None:
             ctx.elicitation = self.elicitation
         if ctx.sampling is None:
             ctx.sampling = self.sampling
+
+
+def _name(callback: object) -> str:
+    return str(getattr(callback, "__qualname__", None) or type(callback).__name__)
+
+
+def check_async_callback(where: str, callback: object) -> None:
+    """Refuse, where it is given, a callback that is a plain ``def`` (its answer cannot be awaited).
+
+    Only what is surely synchronous is refused (a named function or method, also inside a
+    ``functools.partial``); a lambda or a callable object is checked when it answers
+    (``run_callback``).
+
+    Raises:
+        TypeError: ``callback`` is not callable, or is a plain function.
+    """
+    if callback is None:
+        return
+    if not callable(callback):
+        raise TypeError(f"{where} must be an async function, not {type(callback).__name__}")
+    function: Any = callback
+    while isinstance(function, functools.partial):
+        function = function.func
+    plain = (inspect.isfunction(function) or inspect.ismethod(function)) and function.__name__ != "<lambda>"
+    if plain and not inspect.iscoroutinefunction(function):
+        raise TypeError(
+            f"{where} must be an async function: {_name(function)!r} is a plain def; define it with async def"
+        )
+
+
+async def run_callback(callback: Any, request: Any, kind: str) -> Any:
+    """The awaited answer of a host callback (``kind``: elicitation or sampling).
+
+    Raises:
+        ToolExecutionError: ``internal``: the callback answered without an awaitable (it is
+            not async), naming it.
+    """
+    pending = callback(request)
+    if not inspect.isawaitable(pending):
+        raise ToolExecutionError(
+            f"the {kind} callback {_name(callback)!r} is not async: it returned a value of type "
+            f"{type(pending).__name__} instead of an awaitable; define it with async def",
+            kind=ErrorKind.INTERNAL,
+        )
+    return await pending
+
+
+def wrong_answer(callback: object, kind: str, result: object, expected: type[Any]) -> ToolExecutionError:
+    """The error for a callback that answered with something else than ``expected``."""
+    return ToolExecutionError(
+        f"the {kind} callback {_name(callback)!r} answered with a {type(result).__name__}, "
+        f"not a {expected.__name__} (of mcp_types)",
+        kind=ErrorKind.INTERNAL,
+    )
 
 
 def describe_elicitation(params: mcp_types.ElicitRequestFormParams | mcp_types.ElicitRequestURLParams) -> str:
@@ -60,21 +133,35 @@ def describe_elicitation(params: mcp_types.ElicitRequestFormParams | mcp_types.E
     return f"input from the user ({params.message!r})"
 
 
-def no_callback(request: ElicitationRequest | SamplingRequest) -> NoCallbackError:
-    """The error for a request no callback answers, saying what the tool wanted."""
+def no_callback(request: ElicitationRequest | SamplingRequest, *, per_call_only: bool = False) -> NoCallbackError:
+    """The error for a request no callback answers, saying what the tool wanted.
+
+    ``per_call_only``: the call has its own callback, but an MCP server cannot reach it
+    because the registry has no default (capabilities are declared at connect).
+    """
     tool = request.tool_name or "the tool"
     who = f"MCP server {request.server!r} (tool {tool!r})" if request.server else f"tool {tool!r}"
+    kind = "elicitation" if isinstance(request, ElicitationRequest) else "sampling"
+    fix = (
+        f"the call's ToolContext.{kind} answers MCP servers only when the registry has a default "
+        f"(capabilities are declared at connect): set ToolRegistry({kind}=...), even one that declines, "
+        "and connect again; the per-call callback then overrides it"
+        if per_call_only
+        else f"set ToolRegistry({kind}=...) or ToolContext.{kind}"
+    )
     if isinstance(request, ElicitationRequest):
         wanted = describe_elicitation(request.params)
         return NoCallbackError(
-            f"{who} asked for {wanted}, and the call has no elicitation callback "
-            "(set ToolRegistry(elicitation=...) or ToolContext.elicitation)",
+            f"{who} asked for {wanted}, and "
+            + ("no callback of the call can be reached" if per_call_only else "the call has no elicitation callback")
+            + f" ({fix})",
             request=request,
             model_feedback=f"The tool {tool!r} needs {wanted}, but this host cannot ask the user.",
         )
     return NoCallbackError(
-        f"{who} asked the host's model for a completion (sampling), and the call has no sampling callback "
-        "(set ToolRegistry(sampling=...) or ToolContext.sampling)",
+        f"{who} asked the host's model for a completion (sampling), and "
+        + ("no callback of the call can be reached" if per_call_only else "the call has no sampling callback")
+        + f" ({fix})",
         request=request,
         model_feedback=f"The tool {tool!r} asked to use the host's model (sampling), which this host does not allow.",
     )
@@ -110,7 +197,11 @@ async def elicit(
     request = ElicitationRequest(params, ctx.call_id, ctx.tool_name, None)
     if ctx.elicitation is None:
         raise no_callback(request)
-    return await ctx.elicitation(request)
+    result = await run_callback(ctx.elicitation, request, "elicitation")
+    if not isinstance(result, mcp_types.ElicitResult):
+        raise wrong_answer(ctx.elicitation, "elicitation", result, mcp_types.ElicitResult)
+    check_form_answer(request, result, {})
+    return result
 
 
 def _message(item: str | mcp_types.SamplingMessage) -> mcp_types.SamplingMessage:
@@ -140,18 +231,24 @@ async def sample(
     request = SamplingRequest(params, ctx.call_id, ctx.tool_name, None)
     if ctx.sampling is None:
         raise no_callback(request)
-    return await ctx.sampling(request)
+    result = await run_callback(ctx.sampling, request, "sampling")
+    if not isinstance(result, mcp_types.CreateMessageResult):
+        raise wrong_answer(ctx.sampling, "sampling", result, mcp_types.CreateMessageResult)
+    return result
 
 
 async def log(ctx: ToolContext[Any], level: str, data: Any, logger: str | None) -> None:
     """``ToolContext.log``: a record on ``toolmesh.tool.<name>``, and the message to ``ctx.on_log``.
 
     Raises:
-        ValueError: ``level`` is not one of the eight MCP levels.
+        ValueError: ``level`` is not one of the eight MCP levels (in any case) or an alias.
     """
+    asked = level
+    level = level.lower() if isinstance(level, str) else level
+    level = _ALIASES.get(level, level)
     python_level = _LEVELS.get(level)
     if python_level is None:
-        raise ValueError(f"unknown log level {level!r}; use one of {', '.join(_LEVELS)}")
+        raise ValueError(f"ctx.log: unknown log level {asked!r}; use one of {', '.join(_LEVELS)} (or warn, fatal)")
     records = logging.getLogger(f"toolmesh.tool.{ctx.tool_name or 'unnamed'}")
     if records.isEnabledFor(python_level):
         records.log(python_level, "%s", data, extra={"mcp_level": level, "mcp_logger": logger})

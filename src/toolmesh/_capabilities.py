@@ -50,7 +50,8 @@ class ToolCapabilities:
     """Host-only facts about a row: what it returns, how it runs, what it may ask for."""
 
     task_support: TaskSupport | None = None
-    """MCP task support; ``None`` for native tools, which have no task protocol."""
+    """MCP task support; ``None`` for native tools, which have no task protocol, and for MCP
+    tools listed on 2026-07-28, which do not say (the server decides per call)."""
     output_schema: Mapping[str, Any] | None = None
     """JSON Schema of the structured output, when the tool declares one."""
     emits_progress: bool = False

@@ -17,6 +17,7 @@ catalog again"; the registry never waits for a consumer.
 from __future__ import annotations
 
 import functools
+import inspect
 import logging
 from collections import deque
 from collections.abc import AsyncGenerator, Callable, Iterator, Mapping, Sequence
@@ -159,7 +160,17 @@ class CatalogEvents:
 
         The callback runs synchronously, right after the change, in the task that made it;
         an exception it raises is logged and does not undo the change.
+
+        Raises:
+            TypeError: ``callback`` is an ``async def`` (it would never be awaited): use
+                ``changes()`` to consume changes in a task of your own.
         """
+        if inspect.iscoroutinefunction(callback) or inspect.iscoroutinefunction(type(callback).__call__):
+            name = getattr(callback, "__qualname__", type(callback).__name__)
+            raise TypeError(
+                f"on_change takes a plain function, called synchronously right after each change; {name!r} is "
+                "async and would never be awaited: iterate registry.changes() in a task instead"
+            )
         self._listeners.append(callback)
 
         def unsubscribe() -> None:

@@ -184,7 +184,8 @@ class ToolContext(Generic[DepsT]):
         """Log a message of this call: to the ``toolmesh.tool.<name>`` logger and to ``on_log``.
 
         ``level`` is an MCP level (debug, info, notice, warning, error, critical, alert,
-        emergency); ``data`` any JSON value. ``on_log`` receives a ``LogMessage`` with
+        emergency; any case; ``warn`` and ``fatal`` are read as warning and critical);
+        ``data`` any JSON value. ``on_log`` receives a ``LogMessage`` with
         ``server=None``, as it receives an MCP server's messages for its calls.
 
         Raises:

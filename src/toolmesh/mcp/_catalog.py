@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types
 import pydantic_core
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._entries import McpCaller, McpEntry
 from .._errors import NameCollisionError, ServerConnectionError
@@ -183,7 +184,7 @@ def _row(spec: McpServer, name: str, tool: mcp_types.Tool, caller: McpCaller) ->
     row: McpEntry = _new_row(
         name,
         tool_definition(name, tool),
-        tool_capabilities(tool),
+        tool_capabilities(tool, modern=getattr(caller, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS),
         spec.label,  # server
         tool.name,  # wire_name
         tool,

@@ -81,6 +81,7 @@ class McpServerOptions(TypedDict, total=False):
     max_result_bytes: int
     max_presentation_chars: int | None
     protocol: Protocol
+    max_concurrent_calls: int | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -152,6 +153,10 @@ class McpServer:
     """The MCP protocol version to speak: ``"auto"`` (2026-07-28 when the server offers it, else
     the 2025-11-25 handshake), ``"2025-11-25"`` (always the handshake) or ``"2026-07-28"`` (only
     the new protocol). An in-process server speaks 2025-11-25 under ``"auto"``."""
+    max_concurrent_calls: int | None = None
+    """The most calls sent to this server at once (others wait for a turn, within their
+    ``call_timeout``); None: no bound. 1 lets a 2025-11-25 stdio server ask for input
+    mid-call even when the host runs calls in parallel."""
 
     def __post_init__(self) -> None:
         label = self.label
@@ -201,7 +206,7 @@ class McpServer:
             **options: ``timeout``, ``call_timeout``, ``prefix``, ``aliases``, ``include``,
                 ``exclude``, ``max_pages`` and the limits (``validate_arguments``, ``max_tools``,
                 ``on_too_many_tools``, ``max_description_chars``, ``max_schema_bytes``,
-                ``max_result_bytes``, ``max_presentation_chars``).
+                ``max_result_bytes``, ``max_presentation_chars``), ``protocol``, ``max_concurrent_calls``.
 
         Raises:
             ServerConfigError: naming the bad key and the fix.
@@ -367,6 +372,7 @@ class McpServer:
             "max_result_bytes": DEFAULT_MAX_RESULT_BYTES,
             "max_presentation_chars": DEFAULT_MAX_PRESENTATION_CHARS,
             "protocol": "auto",
+            "max_concurrent_calls": None,
         }
         for name, default in defaults.items():
             value = getattr(self, name)

@@ -82,15 +82,18 @@ def _annotations(tool: mcp_types.Tool) -> ToolAnnotations | None:
     )
 
 
-def _task_support(tool: mcp_types.Tool) -> TaskSupport:
+def _task_support(tool: mcp_types.Tool, modern: bool) -> TaskSupport | None:
     execution = tool.execution
     value = execution.task_support if execution is not None else None
-    # The spec's default when a tool says nothing: it cannot run as a task.
-    return TaskSupport(value) if value else TaskSupport.FORBIDDEN
+    if value:
+        return TaskSupport(value)
+    # 2025-11-25's default when a tool says nothing: it cannot run as a task. On 2026-07-28
+    # tools carry no execution field and the server decides per call: not known.
+    return None if modern else TaskSupport.FORBIDDEN
 
 
-def tool_capabilities(tool: mcp_types.Tool) -> ToolCapabilities:
-    """The host-only facts a server advertises about ``tool``."""
+def tool_capabilities(tool: mcp_types.Tool, *, modern: bool = False) -> ToolCapabilities:
+    """The host-only facts a server advertises about ``tool`` (``modern``: listed on 2026-07-28)."""
     icons = (
         tuple(icon.model_dump(mode="json", by_alias=True, exclude_none=True) for icon in tool.icons)
         if tool.icons
@@ -98,7 +101,7 @@ def tool_capabilities(tool: mcp_types.Tool) -> ToolCapabilities:
     )
     # every field by position, in ToolCapabilities' order (discovery makes thousands)
     capabilities: ToolCapabilities = _new_capabilities(
-        _task_support(tool),  # task_support
+        _task_support(tool, modern),  # task_support
         tool.output_schema,  # output_schema
         False,  # emits_progress
         False,  # may_elicit

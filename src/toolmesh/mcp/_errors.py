@@ -60,6 +60,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError
 
 from .._errors import ErrorKind, ServerConnectionError, ToolExecutionError
+from ._discover import ProtocolNotSpoken
 from ._wire import INVALID_ANSWER, UnsendableMessage
 
 if TYPE_CHECKING:
@@ -360,7 +361,9 @@ def connect_error(
         leaf = leaf.exceptions[0]
     mapped = classify(leaf, http_status)
     detail = mapped.detail
-    if mapped.http_status in (401, 403):
+    if isinstance(leaf, ProtocolNotSpoken):
+        hint = str(leaf)
+    elif mapped.http_status in (401, 403):
         hint = (
             f"{detail} while {stage}: it refused the credentials; check the Authorization header "
             "(headers=) or auth= on the server spec"

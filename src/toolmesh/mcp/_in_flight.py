@@ -36,9 +36,10 @@ import anyio
 import mcp_types
 import pydantic
 
-from .._asking import describe_elicitation, no_callback
+from .._asking import describe_elicitation, no_callback, run_callback, wrong_answer
 from .._context import ElicitationRequest, LogMessage, SamplingRequest
 from .._errors import ErrorKind, NoCallbackError, ToolExecutionError
+from .._form_answers import check_form_answer
 from .._metadata import MCP_ASKED
 from ._elicit_defaults import with_form_defaults
 
@@ -54,6 +55,7 @@ logger = logging.getLogger("toolmesh.mcp")
 
 _P = TypeVar("_P", bound=pydantic.BaseModel)
 _KINDS = {"elicitation/create": "elicitation", "sampling/createMessage": "sampling"}
+_KIND_OF = {ElicitationRequest: "elicitation", SamplingRequest: "sampling"}
 _CURRENT: ContextVar[InFlightCall | None] = ContextVar("toolmesh_mcp_call", default=None)
 
 
@@ -81,6 +83,11 @@ class InFlightCall:
     metadata: dict[str, Any]
     """The call's ``ctx.metadata``: what the server asked is noted under ``mcp.asked``."""
     table: InFlight | None = None
+    unreachable: tuple[str, ...] = ()
+    """Kinds (``elicitation``, ``sampling``) of the call's own callbacks its server cannot reach:
+    the registry has no default, so the capability was not declared."""
+    refused: str | None = None
+    """Why a request of the server was refused while this call was one of several in flight."""
     _answering: set[anyio.CancelScope] = field(default_factory=set)
 
     def note(self, note: dict[str, Any]) -> None:
@@ -123,15 +130,14 @@ class InFlightCall:
         self.note(note)
         if callback is None:
             note.update(answered=False, reason="no callback")
-            raise no_callback(asked)
+            raise no_callback(asked, per_call_only=note["kind"] in self.unreachable)
         result = await self._run(callback, asked, what, note)
         if not isinstance(result, expected):
             note.update(answered=False, reason="callback answered with the wrong type")
-            raise ToolExecutionError(
-                f"the host's callback answered {what} of MCP server {self.server!r} with a "
-                f"{type(result).__name__}, not a {expected.__name__}",
-                kind=ErrorKind.INTERNAL,
-            )
+            raise wrong_answer(callback, note["kind"], result, expected)
+        if isinstance(asked, ElicitationRequest):
+            check_form_answer(asked, result, note)  # before the answer reaches the server
+
         note["answered"] = True
         if isinstance(result, mcp_types.ElicitResult):
             note["action"] = result.action
@@ -158,7 +164,10 @@ class InFlightCall:
         self._answering.add(scope)
         try:
             with scope:
-                return await callback(asked)
+                return await run_callback(callback, asked, _KIND_OF[type(asked)])
+        except anyio.get_cancelled_exc_class():
+            note.update(answered=False, reason="the call ended first")  # its timeout, or the caller cancelled
+            raise
         except Exception as exc:
             note.update(answered=False, reason=f"callback raised {type(exc).__name__}")
             logger.warning("the host's callback for %s of MCP server %r failed", what, self.server, exc_info=exc)
@@ -255,6 +264,7 @@ class InFlight:
             logger.warning("MCP server %r sent %s that toolmesh refused: %s", self.label, what, call)
             for candidate in self._calls:  # each may be the one that asked: tell them all it was refused
                 candidate.note({"kind": _KINDS[request.method], "answered": False, "reason": call})
+                candidate.refused = call
             return mcp_types.ErrorData(code=mcp_types.INVALID_REQUEST, message=f"toolmesh: {call}")
         try:
             return await call.answer(request)

@@ -18,6 +18,9 @@ While the session is up it also watches for tool-list changes:
 ``tools.listChanged`` (re-opened after a drop, with a change reported, since events are
 not replayed).
 
+A session pinned to 2026-07-28 asks ``server/discover`` once it is open (``_discover``):
+the SDK's pin asks nothing, and the server's info and capabilities decide the above.
+
 The server's requests to the client (elicitation, sampling; declared only for the
 registry's default callbacks) and its log messages go to the call that caused them
 through the session's ``InFlight`` table (``_in_flight``).
@@ -44,6 +47,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from . import _errors, _wire
+from ._discover import discover_pinned
 from ._in_flight import InFlight, no_current_call
 from ._secrets import Secrets
 from ._server_log import ServerLog
@@ -194,9 +198,13 @@ class Session:
     """The registry's default callbacks: each one present is declared as a client capability."""
     in_flight: InFlight = field(init=False)
     """The calls in flight on this session, to which the server's requests and logs are routed."""
+    turns: anyio.Semaphore | None = field(init=False)
+    """The spec's ``max_concurrent_calls``: a call holds a turn while it is in flight."""
 
     def __post_init__(self) -> None:
         self.in_flight = InFlight(self.spec.label, Secrets.of(self.spec))
+        limit = self.spec.max_concurrent_calls
+        self.turns = None if limit is None else anyio.Semaphore(limit)
 
     @property
     def label(self) -> str:
@@ -279,8 +287,10 @@ class Session:
             # direct in-process path has no framing and drops handshake-era notifications).
             assert spec.server_object is not None  # checked when the spec was made
             mode = "2026-07-28" if spec.protocol == "2026-07-28" else "legacy"
-            client = Client(spec.server_object, mode=mode, **self._client_options())
-            return await stack.enter_async_context(client)
+            client = await stack.enter_async_context(Client(spec.server_object, mode=mode, **self._client_options()))
+            if mode == "2026-07-28":
+                await discover_pinned(client, mode)
+            return client
         if spec.transport == "stdio":
             params = StdioServerParameters(
                 command=spec.command or "",
@@ -309,8 +319,11 @@ class Session:
             # One SSE event may be as large as a whole answer; _BoundedTransport bounds the answer.
             events = spec.max_result_bytes + 1
             target = _guarded(streamable_http_client(spec.url or "", http_client=http, max_sse_event_size=events))
-        client = Client(target, mode=_MODES[spec.protocol], **self._client_options())
-        return await stack.enter_async_context(client)
+        mode = _MODES[spec.protocol]
+        client = await stack.enter_async_context(Client(target, mode=mode, **self._client_options()))
+        if mode == "2026-07-28":
+            await discover_pinned(client, mode)  # the SDK's pin asks nothing: no server info, no capabilities
+        return client
 
     def _client_options(self) -> dict[str, Any]:
         """The ``Client`` options every transport shares: elicitation (form and URL modes, as the

@@ -167,6 +167,9 @@ def check_options(spec: McpServer) -> None:
     chars = spec.max_presentation_chars
     if chars is not None and (isinstance(chars, bool) or not isinstance(chars, int) or chars < 1):
         raise _error(spec, "max_presentation_chars", f"must be a whole number of at least 1 or None, not {chars!r}")
+    calls = spec.max_concurrent_calls
+    if calls is not None and (isinstance(calls, bool) or not isinstance(calls, int) or calls < 1):
+        raise _error(spec, "max_concurrent_calls", f"must be a whole number of at least 1 or None, not {calls!r}")
     for key in ("prefix", "validate_arguments"):
         if not isinstance(getattr(spec, key), bool):
             raise _error(spec, key, f"must be true or false, not {getattr(spec, key)!r}")

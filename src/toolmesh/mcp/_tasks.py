@@ -22,6 +22,7 @@ on. A task that ends ``failed`` or ``cancelled`` is an ``upstream_error`` naming
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
     from .._entries import McpEntry
 
 __all__ = ["POLL_MAX", "POLL_MIN", "TASKS_EXTENSION_ID", "TasksExtension", "runs_as_task", "send"]
+
+logger = logging.getLogger("toolmesh.mcp")
 
 TASKS_EXTENSION_ID = "io.modelcontextprotocol/tasks"
 POLL_MIN = 0.05
@@ -245,10 +248,34 @@ async def _legacy(
         # completed, or input_required: tasks/result blocks until the end, while the server's
         # own requests (elicitation, sampling) reach the client's callbacks meanwhile.
         payload = mcp_types.GetTaskPayloadRequest(params=mcp_types.GetTaskPayloadRequestParams(task_id=task_id))
-        return await session.send_request(payload, mcp_types.CallToolResult)
+        if status in _TERMINAL:
+            return await session.send_request(payload, mcp_types.CallToolResult)
+        async with anyio.create_task_group() as follower:  # the statuses after the input, as progress
+            follower.start_soon(_follow, run, ids, interval)
+            result = await session.send_request(payload, mcp_types.CallToolResult)
+            follower.cancel_scope.cancel()
+        if run.last is None or run.last[0] not in _TERMINAL:
+            await _follow(run, ids, None, once=True)  # the final status, when the poller missed it
+        return result
     except anyio.get_cancelled_exc_class():
         await _cancel(session, mcp_types.CancelTaskRequest(params=mcp_types.CancelTaskRequestParams(task_id=task_id)))
         raise
+
+
+async def _follow(run: _Run, ids: mcp_types.GetTaskRequestParams, interval: int | None, *, once: bool = False) -> None:
+    """Report a task's statuses while ``tasks/result`` is pending (2025-11-25); best effort:
+    a failing ``tasks/get`` ends the reports, never the call."""
+    try:
+        while True:
+            if not once:
+                await anyio.sleep(_wait(interval))
+            state = await run.session.send_request(mcp_types.GetTaskRequest(params=ids), mcp_types.GetTaskResult)
+            await run.status(state.status, state.status_message)
+            if once or state.status in _TERMINAL:
+                return
+            interval = state.poll_interval
+    except Exception as exc:
+        logger.debug("task %r: tasks/get for its status failed: %r", ids.task_id, exc)
 
 
 # -- 2026-07-28 -----------------------------------------------------------------------------
