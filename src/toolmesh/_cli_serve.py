@@ -250,7 +250,7 @@ def serve(
     server_stderr: StderrOption = False,
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
 ) -> None:
-    """Serve the catalog as one MCP endpoint (profiles at <path>/<profile>) until Ctrl-C or SIGTERM."""
+    """Serve the catalog as one MCP endpoint (profiles at /<profile><path>) until Ctrl-C or SIGTERM."""
     if transport not in (None, "http", "stdio"):
         _fail(f"--transport {transport!r}: use http or stdio")
     gateway_config = load_config(config, max_config_bytes)
@@ -320,7 +320,7 @@ def _announce(
 ) -> None:
     """What ``serve`` prints once it listens (stdout): the URL, each profile's URL and size, the auth."""
     lines = [_catalog_line(registry, sizes), f"listening on {base}{settings.path}"]
-    urls = {name: f"{base}{settings.path}" + ("" if name == DEFAULT_PROFILE else f"/{name}") for name in sizes}
+    urls = {name: base + ("" if name == DEFAULT_PROFILE else f"/{name}") + settings.path for name in sizes}
     width, url_width = max(map(len, sizes)), max(map(len, urls.values()))
     for name, size in sizes.items():
         about = config.profiles[name].description if name in config.profiles else "every tool the policy allows"
