@@ -239,7 +239,7 @@ def test_tokens_come_from_the_environment_and_from_files(tmp_path: Path, monkeyp
     (tmp_path / "secrets").mkdir()
     (tmp_path / "secrets" / "reader").write_text(TOKEN[::-1] + "\n")
     serve = {
-        "transport": "stdio",
+        "transport": "http",
         "port": 0,
         "stateless": True,
         "maxBodyBytes": 1000,
@@ -251,7 +251,7 @@ def test_tokens_come_from_the_environment_and_from_files(tmp_path: Path, monkeyp
     }
     config = GatewayConfig.load(_write(tmp_path, {"serve": serve, "profiles": {"reader": {"readOnly": True}}}))
     settings = config.serve
-    assert (settings.transport, settings.port, settings.stateless, settings.max_body_bytes) == ("stdio", 0, True, 1000)
+    assert (settings.transport, settings.port, settings.stateless, settings.max_body_bytes) == ("http", 0, True, 1000)
     assert settings.allowed_hosts == ("gw.internal:8765",) and settings.allowed_origins == ("https://app.example",)
     first, second = settings.tokens
     assert (first.token, first.source, first.profiles) == (TOKEN, "env TOOLMESH_TEST_TOKEN", None)

@@ -2,16 +2,27 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp
 import pytest
+from mcp.client.stdio import StdioServerParameters
 
 from _gateway import client, serving
+from _servers import ROOT
 from toolmesh import Entry, ToolRegistry, tool
 from toolmesh.gateway import McpGateway
 
 MODES = ["legacy", "2026-07-28"]
+EXAMPLES = ROOT / "examples"
+ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+TOOLMESH = [sys.executable, "-m", "toolmesh"]
 
 
 @tool
@@ -41,10 +52,37 @@ def _readonly(entry: Entry) -> bool:
 async def test_a_profile_is_also_served_at_a_url_ending_in_mcp(mode: Any) -> None:
     """Clients such as the MCP Inspector CLI rewrite a URL not ending in /mcp: /<profile>/mcp must be the profile."""
     gateway = McpGateway(_registry(), profiles={"readonly": _readonly})
-    async with serving(gateway) as url:
-        async with client(url + "/readonly/mcp", mode) as new, client(url + "/mcp/readonly", mode) as old:
-            with anyio.fail_after(60):
-                new_names = [t.name for t in (await new.list_tools()).tools]
-                old_names = [t.name for t in (await old.list_tools()).tools]
+    async with (
+        serving(gateway) as url,
+        client(url + "/readonly/mcp", mode) as new,
+        client(url + "/mcp/readonly", mode) as old,
+    ):
+        with anyio.fail_after(60):
+            new_names = [t.name for t in (await new.list_tools()).tools]
+            old_names = [t.name for t in (await old.list_tools()).tools]
     assert new_names == ["look"]
     assert old_names == ["look"]
+
+
+async def test_serving_stdio_does_not_need_the_http_token_variable(tmp_path: Path) -> None:
+    """serve.auth.tokens from an unset variable: stdio has no tokens, so `serve -t stdio` still serves."""
+    config = {
+        "native": [f"{EXAMPLES / 'tools.py'}:registry"],
+        "serve": {"auth": {"tokens": [{"env": "TOOLMESH_TRYOUT_UNSET_TOKEN"}]}},
+    }
+    (tmp_path / "toolmesh.json").write_text(json.dumps(config), encoding="utf-8")
+    env = {k: v for k, v in ENV.items() if k != "TOOLMESH_TRYOUT_UNSET_TOKEN"}
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "toolmesh", "serve", "-t", "stdio", "-c", "toolmesh.json"],
+        env=env,
+        cwd=str(tmp_path),
+    )
+    with anyio.fail_after(60):
+        async with mcp.Client(params, mode="legacy") as session:  # type: ignore[arg-type]
+            names = [t.name for t in (await session.list_tools()).tools]
+    assert "forecast" in names
+    http = subprocess.run(  # noqa: ASYNC221 - the client above is done; this is the command's own run
+        [*TOOLMESH, "check", "-c", "toolmesh.json"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
+    )
+    assert http.returncode == 2 and "TOOLMESH_TRYOUT_UNSET_TOKEN" in http.stderr  # the file says http: check needs it

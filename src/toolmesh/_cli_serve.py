@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 import anyio
 import typer
@@ -79,10 +79,10 @@ def config_path(given: Path | None) -> Path:
     )
 
 
-def load_config(given: Path | None, max_bytes: int) -> GatewayConfig:
-    """The checked config; a problem exits with code 2 before anything starts."""
+def load_config(given: Path | None, max_bytes: int, transport: Literal["http", "stdio"] | None = None) -> GatewayConfig:
+    """The checked config, for ``transport`` (None: the file's); a problem exits with code 2 before anything starts."""
     try:
-        return GatewayConfig.load(config_path(given), max_bytes=max_bytes)
+        return GatewayConfig.load(config_path(given), max_bytes=max_bytes, transport=transport)
     except ToolmeshError as exc:
         _fail(str(exc))
 
@@ -253,7 +253,7 @@ def serve(
     """Serve the catalog as one MCP endpoint (profiles at /<profile><path>) until Ctrl-C or SIGTERM."""
     if transport not in (None, "http", "stdio"):
         _fail(f"--transport {transport!r}: use http or stdio")
-    gateway_config = load_config(config, max_config_bytes)
+    gateway_config = load_config(config, max_config_bytes, cast(Literal["http", "stdio"] | None, transport))
     given: dict[str, Any] = {
         "profile": profile,
         "transport": transport,

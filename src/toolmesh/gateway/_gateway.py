@@ -184,7 +184,7 @@ class McpGateway:
             await server.run(read, write, server.create_initialization_options())
 
     def http_app(self, settings: HttpSettings) -> Starlette:
-        """The ASGI app serving every profile: ``{path}`` the default one, ``/<profile>{path}`` (and ``{path}/<profile>``) the others.
+        """The ASGI app serving every profile: ``{path}`` the default one, ``/<profile>{path}`` the others.
 
         Its lifespan runs the profiles' session managers: serve it with an ASGI server
         that runs lifespans (uvicorn does).
