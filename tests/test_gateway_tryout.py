@@ -86,3 +86,32 @@ async def test_serving_stdio_does_not_need_the_http_token_variable(tmp_path: Pat
         [*TOOLMESH, "check", "-c", "toolmesh.json"], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60
     )
     assert http.returncode == 2 and "TOOLMESH_TRYOUT_UNSET_TOKEN" in http.stderr  # the file says http: check needs it
+
+
+def test_check_and_serve_warn_of_patterns_that_match_nothing(tmp_path: Path) -> None:
+    """A typo in a deny rule refuses nothing: check and serve say so, with the name meant; --strict refuses."""
+    config = {
+        "native": [f"{EXAMPLES / 'tools.py'}:registry"],
+        "policy": {"denyTools": ["word-count", "swatch"], "denyServers": ["nots"]},
+        "profiles": {"few": {"tools": ["forcast"]}},
+    }
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    checked = subprocess.run([*TOOLMESH, "check", "-c", str(path)], capture_output=True, text=True, env=ENV, timeout=60)
+    assert checked.returncode == 0, checked.stderr
+    assert "key 'policy.denyTools[0]': 'word-count' matches no tool. Did you mean 'word_count'?" in checked.stderr
+    assert "key 'policy.denyServers[0]': 'nots' matches no server." in checked.stderr
+    assert "key 'profiles.few.tools[0]': 'forcast' matches no tool. Did you mean 'forecast'?" in checked.stderr
+    assert "denyTools[1]" not in checked.stderr  # 'swatch' matched
+    assert "policy: removes 1 of 3 tools" in checked.stdout
+    served = subprocess.run(
+        [*TOOLMESH, "serve", "-t", "stdio", "-c", str(path), "--strict"],
+        input="",
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
+    assert served.returncode == 2
+    assert "'word-count' matches no tool. Did you mean 'word_count'?" in served.stderr
+    assert "--strict: 3 patterns match nothing" in served.stderr

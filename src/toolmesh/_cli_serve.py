@@ -46,12 +46,16 @@ from ._errors import ConfigurationError, ToolmeshError
 from ._registry import ToolRegistry
 from .gateway import DEFAULT_PROFILE, GatewayConfig, McpGateway, Profile, ServeSettings
 from .gateway._catalog_view import CatalogView, row_rules
+from .gateway._unmatched import unmatched_patterns
 from .mcp import McpServer
 from .mcp._config import DEFAULT_MAX_CONFIG_BYTES
 
 __all__ = ["BUNDLED_CONFIG", "check", "config_path", "serve"]
 
 _T = TypeVar("_T")
+StrictOption = Annotated[
+    bool, typer.Option("--strict", help="A policy or profile pattern that matches nothing is an error (exit 2).")
+]
 _STOPPING = "stopping: closing the client sessions, the upstream sessions and the servers… (again: kill them now)"
 
 BUNDLED_CONFIG = Path(__file__).resolve().parents[2] / "examples" / "toolmesh.json"
@@ -141,12 +145,13 @@ def check(
     config: GatewayConfigOption = None,
     server_stderr: StderrOption = False,
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
+    strict: StrictOption = False,
 ) -> None:
     """Connect everything the gateway config names and report each server; exit 1 if any failed."""
     gateway_config = load_config(config, max_config_bytes)
     sources = _Sources([], gateway_config.servers, skip_failures=True, server_stderr=server_stderr)
 
-    async def work(log_path: str | None) -> tuple[list[_Outcome], dict[str, int]]:
+    async def work(log_path: str | None) -> tuple[list[_Outcome], dict[str, int], list[str], int]:
         outcomes = []
         started = time.perf_counter()
         try:
@@ -159,12 +164,14 @@ def check(
         async with registry:
             outcomes.extend(await _check_servers(registry, gateway_config.servers))
             profiles = _profile_sizes(registry, gateway_config)
-        return outcomes, profiles
+            unmatched = unmatched_patterns(gateway_config, (row.name for row in registry.entries()))
+            total = len(registry.entries())
+        return outcomes, profiles, unmatched, total
 
     done = run_guarded(sources, work)
     if done is None:
         _fail("interrupted", 130)
-    outcomes, profiles = done
+    outcomes, profiles, unmatched, total = done
     for line in _check_lines(outcomes):
         console.print(line, soft_wrap=True)
     if profiles:
@@ -172,7 +179,14 @@ def check(
             Text("profiles: " + ", ".join(f"{name} ({count} tools)" for name, count in profiles.items())),
             soft_wrap=True,
         )
+    if gateway_config.hooks:
+        removed = total - profiles[DEFAULT_PROFILE]
+        console.print(Text(f"policy: removes {removed} of {total} tools"), soft_wrap=True)
+    for warning in unmatched:
+        _note(f"warning: {warning}")
     failed = [o.name for o in outcomes if o.error is not None]
+    if strict and unmatched:
+        _fail(f"--strict: {len(unmatched)} pattern{'s' * (len(unmatched) != 1)} match nothing (see above)")
     if failed:
         _note(f"{len(failed)} failed: {', '.join(failed)}")
         raise typer.Exit(1)
@@ -249,6 +263,7 @@ def serve(
     skip_failures: SkipOption = False,
     server_stderr: StderrOption = False,
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
+    strict: StrictOption = False,
 ) -> None:
     """Serve the catalog as one MCP endpoint (profiles at /<profile><path>) until Ctrl-C or SIGTERM."""
     if transport not in (None, "http", "stdio"):
@@ -278,6 +293,14 @@ def serve(
         async with registry:
             if gateway_config.servers:
                 await _connect(registry, sources, log_path)
+            unmatched = unmatched_patterns(gateway_config, (row.name for row in registry.entries()))
+            for warning in unmatched:
+                _note(f"warning: {warning}")
+            if strict and unmatched:
+                raise ConfigurationError(
+                    f"--strict: {len(unmatched)} pattern{'s' * (len(unmatched) != 1)} match nothing (see above); "
+                    "fix them, or serve without --strict"
+                )
             gateway = McpGateway(
                 registry,
                 profiles={name: p.allows for name, p in gateway_config.profiles.items()},
