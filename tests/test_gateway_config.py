@@ -174,7 +174,7 @@ def test_policy_becomes_row_rules_in_a_fixed_order(tmp_path: Path) -> None:
     policy = {"allowServers": ["notes"], "denyServers": ["web*"], "denyTools": ["*forget"], "denyDestructive": True}
     hooks = GatewayConfig.load(_write(tmp_path, {"policy": policy})).hooks
     assert [type(h) for h in hooks] == [DenyServers, AllowServers, DenyTools, DenyAnnotated]
-    assert repr(hooks[-1]) == "DenyAnnotated(destructive=True)"
+    assert repr(hooks[-1]) == "DenyAnnotated(destructive=True, mcp_defaults=True)"
 
 
 async def _example_rows() -> tuple[ToolRegistry, list[Any]]:

@@ -17,7 +17,8 @@ from mcp.client.stdio import StdioServerParameters
 from _gateway import client, serving
 from _servers import ROOT
 from toolmesh import Entry, ToolRegistry, tool
-from toolmesh.gateway import McpGateway
+from toolmesh.gateway import GatewayConfig, McpGateway
+from toolmesh.policy import DenyAnnotated
 
 MODES = ["legacy", "2026-07-28"]
 EXAMPLES = ROOT / "examples"
@@ -115,3 +116,34 @@ def test_check_and_serve_warn_of_patterns_that_match_nothing(tmp_path: Path) -> 
     assert served.returncode == 2
     assert "'word-count' matches no tool. Did you mean 'word_count'?" in served.stderr
     assert "--strict: 3 patterns match nothing" in served.stderr
+
+
+async def test_deny_destructive_reads_native_tools_as_mcp_clients_do(tmp_path: Path) -> None:
+    """A native tool stating no destructive hint is served without annotations, which MCP clients read as
+    destructive: under denyDestructive the gateway leaves it out, and keeps the ones that say otherwise."""
+    (tmp_path / "natives.py").write_text(
+        "from toolmesh import ToolAnnotations, ToolCapabilities, tool\n\n\n"
+        "@tool\ndef unsaid() -> str:\n    return 'x'\n\n\n"
+        "@tool(capabilities=ToolCapabilities(annotations=ToolAnnotations(read_only=True)))\n"
+        "def reads() -> str:\n    return 'x'\n\n\n"
+        "@tool(capabilities=ToolCapabilities(annotations=ToolAnnotations(destructive=False)))\n"
+        "def adds() -> str:\n    return 'x'\n\n\n"
+        "@tool(capabilities=ToolCapabilities(annotations=ToolAnnotations(destructive=True)))\n"
+        "def wipes() -> str:\n    return 'x'\n\n\n"
+        "tools = [unsaid, reads, adds, wipes]\n",
+        encoding="utf-8",
+    )
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps({"native": ["natives.py:tools"], "policy": {"denyDestructive": True}}))
+    config = GatewayConfig.load(path)
+    async with config.registry() as registry:
+        gateway = McpGateway(registry, hooks=config.hooks)
+        with anyio.fail_after(60):
+            async with mcp.Client(gateway.server(), mode="legacy") as session:
+                names = sorted(t.name for t in (await session.list_tools()).tools)
+                refused = await session.call_tool("unsaid", {})
+    assert names == ["adds", "reads"]
+    assert refused.is_error
+    library_default = DenyAnnotated(destructive=True)  # the library's documented rule for natives is unchanged
+    unsaid = next(row for row in registry.entries() if row.name == "unsaid")
+    assert library_default.refusal(unsaid) is None

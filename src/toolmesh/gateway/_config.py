@@ -256,7 +256,7 @@ def _hooks(policy: PolicyKeys | None, origin: str) -> list[Hook]:
             )
         hooks.append(rule(*patterns))
     if policy.deny_destructive:
-        hooks.append(DenyAnnotated(destructive=True))
+        hooks.append(DenyAnnotated(destructive=True, mcp_defaults=True))  # as the gateway's clients read the rows
     return hooks
 
 
