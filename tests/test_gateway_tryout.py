@@ -147,3 +147,22 @@ async def test_deny_destructive_reads_native_tools_as_mcp_clients_do(tmp_path: P
     library_default = DenyAnnotated(destructive=True)  # the library's documented rule for natives is unchanged
     unsaid = next(row for row in registry.entries() if row.name == "unsaid")
     assert library_default.refusal(unsaid) is None
+
+
+def test_a_server_crashing_at_startup_shows_the_end_of_its_stderr(tmp_path: Path) -> None:
+    crash = "import sys; sys.stderr.write('boom: OPENWEATHER_KEY is not set\\n'); sys.exit(3)"
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps({"mcpServers": {"weather": {"command": "python", "args": ["-c", crash]}}}))
+    checked = subprocess.run([*TOOLMESH, "check", "-c", str(path)], capture_output=True, text=True, env=ENV, timeout=60)
+    assert checked.returncode == 1
+    assert "the stdio servers' stderr ends with:\n  | boom: OPENWEATHER_KEY is not set" in checked.stderr
+    served = subprocess.run(
+        [*TOOLMESH, "serve", "-t", "stdio", "-c", str(path)],
+        input="",
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
+    assert served.returncode == 2
+    assert "the stdio servers' stderr ends with:\n  | boom: OPENWEATHER_KEY is not set" in served.stderr

@@ -100,10 +100,34 @@ def run_guarded(sources: _Sources, work: Callable[[str | None], Awaitable[_T]]) 
         try:
             return anyio.run(_guarded, work, log_path)
         except ToolmeshError as exc:
-            _fail(str(exc))
+            _fail(str(exc) + _tail_note(stderr_tail(log_path)))
         finally:
             if log_path is not None and Path(log_path).stat().st_size:
                 _note(f"the servers' stderr: {log_path}")
+
+
+_TAIL_LINES = 8
+_TAIL_BYTES = 16_384
+
+
+def stderr_tail(log_path: str | None) -> list[str]:
+    """The last lines the stdio servers wrote to their shared stderr log (none without a log)."""
+    if log_path is None:
+        return []
+    try:
+        with open(log_path, "rb") as log:
+            log.seek(max(0, log.seek(0, 2) - _TAIL_BYTES))
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()][-_TAIL_LINES:]
+
+
+def _tail_note(lines: list[str]) -> str:
+    """``lines`` as the end of an error message, or nothing."""
+    if not lines:
+        return ""
+    return "\nthe stdio servers' stderr ends with:\n" + "\n".join(f"  | {line}" for line in lines)
 
 
 async def _guarded(work: Callable[[str | None], Awaitable[_T]], log_path: str | None) -> _T | None:
@@ -150,8 +174,9 @@ def check(
     """Connect everything the gateway config names and report each server; exit 1 if any failed."""
     gateway_config = load_config(config, max_config_bytes)
     sources = _Sources([], gateway_config.servers, skip_failures=True, server_stderr=server_stderr)
+    stdio = {server.label for server in gateway_config.servers if server.transport == "stdio"}
 
-    async def work(log_path: str | None) -> tuple[list[_Outcome], dict[str, int], list[str], int]:
+    async def work(log_path: str | None) -> tuple[list[_Outcome], dict[str, int], list[str], int, list[str]]:
         outcomes = []
         started = time.perf_counter()
         try:
@@ -166,12 +191,14 @@ def check(
             profiles = _profile_sizes(registry, gateway_config)
             unmatched = unmatched_patterns(gateway_config, (row.name for row in registry.entries()))
             total = len(registry.entries())
-        return outcomes, profiles, unmatched, total
+            stdio_failed = any(o.error is not None and o.name in stdio for o in outcomes)
+            tail = stderr_tail(log_path) if stdio_failed else []
+        return outcomes, profiles, unmatched, total, tail
 
     done = run_guarded(sources, work)
     if done is None:
         _fail("interrupted", 130)
-    outcomes, profiles, unmatched, total = done
+    outcomes, profiles, unmatched, total, tail = done
     for line in _check_lines(outcomes):
         console.print(line, soft_wrap=True)
     if profiles:
@@ -185,6 +212,8 @@ def check(
     for warning in unmatched:
         _note(f"warning: {warning}")
     failed = [o.name for o in outcomes if o.error is not None]
+    if tail:
+        _note(_tail_note(tail).lstrip("\n"))
     if strict and unmatched:
         _fail(f"--strict: {len(unmatched)} pattern{'s' * (len(unmatched) != 1)} match nothing (see above)")
     if failed:
