@@ -166,3 +166,20 @@ def test_a_server_crashing_at_startup_shows_the_end_of_its_stderr(tmp_path: Path
     )
     assert served.returncode == 2
     assert "the stdio servers' stderr ends with:\n  | boom: OPENWEATHER_KEY is not set" in served.stderr
+
+
+def test_profile_over_http_is_not_silently_ignored(tmp_path: Path) -> None:
+    crash = "import sys; sys.exit(3)"  # the gateway stops before listening: the warning comes first
+    path = tmp_path / "toolmesh.json"
+    config = {"mcpServers": {"gone": {"command": "python", "args": ["-c", crash]}}, "profiles": {"few": {}}}
+    path.write_text(json.dumps(config))
+    served = subprocess.run(
+        [*TOOLMESH, "serve", "-c", str(path), "--port", "0", "--profile", "few"],
+        capture_output=True,
+        text=True,
+        env=ENV,
+        timeout=60,
+    )
+    assert served.returncode == 2
+    assert "warning: --profile picks the profile served over stdio" in served.stderr
+    assert "('few' at /few/mcp)" in served.stderr

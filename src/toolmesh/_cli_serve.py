@@ -279,7 +279,8 @@ def _check_lines(outcomes: list[_Outcome]) -> list[Text]:
 def serve(
     config: GatewayConfigOption = None,
     profile: Annotated[
-        str | None, typer.Option("--profile", "-p", help="The profile served over stdio (default: the config's).")
+        str | None,
+        typer.Option("--profile", "-p", help="The profile served over stdio (HTTP serves each at /<profile><path>)."),
     ] = None,
     transport: Annotated[str | None, typer.Option("--transport", "-t", help="http or stdio.")] = None,
     host: Annotated[str | None, typer.Option("--host", help="The interface to bind (HTTP).")] = None,
@@ -310,6 +311,12 @@ def serve(
     if settings.profile not in known:
         _fail(f"--profile {settings.profile!r}: no such profile; the profiles are {', '.join(known)}")
     stdio = settings.transport == "stdio"
+    if profile is not None and not stdio:
+        where = settings.path if profile == DEFAULT_PROFILE else f"/{profile}{settings.path}"
+        _note(
+            f"warning: --profile picks the profile served over stdio; over HTTP every profile is served "
+            f"at its own URL ({profile!r} at {where})"
+        )
     try:
         http = None if stdio else settings.http_settings()
     except ConfigurationError as exc:
