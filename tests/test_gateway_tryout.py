@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import json
 import os
+import queue
+import signal
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -183,3 +187,37 @@ def test_profile_over_http_is_not_silently_ignored(tmp_path: Path) -> None:
     assert served.returncode == 2
     assert "warning: --profile picks the profile served over stdio" in served.stderr
     assert "('few' at /few/mcp)" in served.stderr
+
+
+async def test_clients_are_told_toolmeshs_version() -> None:
+    """serverInfo of the handshake (2026-07-28 clients are not sent one unless they ask)."""
+    gateway = McpGateway(_registry())
+    with anyio.fail_after(60):
+        async with mcp.Client(gateway.server(), mode="legacy") as session:
+            info = session.server_info
+    assert info is not None and info.name == "toolmesh"
+    assert info.version == importlib.metadata.version("toolmesh") != ""
+
+
+def test_the_banner_says_when_the_gateway_runs_stateless(tmp_path: Path) -> None:
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps({"native": [f"{EXAMPLES / 'tools.py'}:registry"]}))
+    gateway = subprocess.Popen(
+        [*TOOLMESH, "serve", "-c", str(path), "--port", "0", "--stateless"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        text=True,
+        env={**ENV, "COLUMNS": "200"},
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    threading.Thread(target=lambda: [lines.put(line) for line in gateway.stdout or ()], daemon=True).start()
+    try:
+        line = ""
+        while "listening on" not in line:
+            line = lines.get(timeout=60)
+        assert "(stateless: no per-client state" in line
+    finally:
+        gateway.send_signal(signal.SIGTERM)
+        assert gateway.wait(timeout=60) == 0
+        if gateway.stdout is not None:
+            gateway.stdout.close()

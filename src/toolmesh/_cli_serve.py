@@ -378,7 +378,8 @@ def _announce(
     base: str, settings: ServeSettings, config: GatewayConfig, registry: ToolRegistry, sizes: dict[str, int]
 ) -> None:
     """What ``serve`` prints once it listens (stdout): the URL, each profile's URL and size, the auth."""
-    lines = [_catalog_line(registry, sizes), f"listening on {base}{settings.path}"]
+    stateless = " (stateless: no per-client state; 2025-11-25 clients get no notifications)" * settings.stateless
+    lines = [_catalog_line(registry, sizes), f"listening on {base}{settings.path}{stateless}"]
     urls = {name: base + ("" if name == DEFAULT_PROFILE else f"/{name}") + settings.path for name in sizes}
     width, url_width = max(map(len, sizes)), max(map(len, urls.values()))
     for name, size in sizes.items():
