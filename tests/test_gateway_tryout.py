@@ -6,6 +6,7 @@ import importlib.metadata
 import json
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -221,3 +222,15 @@ def test_the_banner_says_when_the_gateway_runs_stateless(tmp_path: Path) -> None
         assert gateway.wait(timeout=60) == 0
         if gateway.stdout is not None:
             gateway.stdout.close()
+
+
+def test_check_reports_every_native_module_that_fails(tmp_path: Path) -> None:
+    path = tmp_path / "toolmesh.json"
+    native = [f"{EXAMPLES / 'tools.py'}:nothing", f"{EXAMPLES / 'tools.py'}:registry", "no_such_module_xyz:tools"]
+    path.write_text(json.dumps({"native": native}))
+    checked = subprocess.run(
+        [*TOOLMESH, "check", "-c", str(path)], capture_output=True, text=True, env={**ENV, "COLUMNS": "300"}, timeout=60
+    )
+    assert checked.returncode == 1
+    assert "key 'native[0]'" in checked.stdout and "key 'native[2]'" in checked.stdout
+    assert re.search(r"✓ native +ok  3 tools", checked.stdout), checked.stdout

@@ -179,13 +179,17 @@ def check(
     async def work(log_path: str | None) -> tuple[list[_Outcome], dict[str, int], list[str], int, list[str]]:
         outcomes = []
         started = time.perf_counter()
-        try:
-            registry = gateway_config.registry()
+        registry = gateway_config.empty_registry()
+        loaded = not gateway_config.native
+        for index in range(len(gateway_config.native)):  # each module's failure reported, not just the first
+            try:
+                gateway_config.add_native(registry, index)
+                loaded = True
+            except ConfigurationError as exc:
+                outcomes.append(_Outcome("native", time.perf_counter() - started, error=str(exc)))
+        if loaded:
             native = sum(not isinstance(row, McpEntry) for row in registry.entries())
-            outcomes.append(_Outcome("native", time.perf_counter() - started, tools=native))
-        except ConfigurationError as exc:
-            registry = ToolRegistry(names=gateway_config.names)
-            outcomes.append(_Outcome("native", time.perf_counter() - started, error=str(exc)))
+            outcomes.insert(0, _Outcome("native", time.perf_counter() - started, tools=native))
         async with registry:
             outcomes.extend(await _check_servers(registry, gateway_config.servers))
             profiles = _profile_sizes(registry, gateway_config)

@@ -147,11 +147,23 @@ class GatewayConfig:
         Raises:
             ConfigurationError: naming the file and the ``native`` entry that failed to load.
         """
-        registry = ToolRegistry(names=self.names, elicitation=_no_client, sampling=_no_client)
-        origin = f"{self.path}: " if self.path is not None else ""
-        for index, spec in enumerate(self.native):
-            add_native(registry, spec, where=f"{origin}key 'native[{index}]'")
+        registry = self.empty_registry()
+        for index in range(len(self.native)):
+            self.add_native(registry, index)
         return registry
+
+    def empty_registry(self) -> ToolRegistry:
+        """A new registry under the name policy, answering elicitation and sampling as ``registry`` says."""
+        return ToolRegistry(names=self.names, elicitation=_no_client, sampling=_no_client)
+
+    def add_native(self, registry: ToolRegistry, index: int) -> None:
+        """Import ``native[index]`` and register its tools in ``registry``.
+
+        Raises:
+            ConfigurationError: naming the file and the ``native`` entry that failed to load.
+        """
+        origin = f"{self.path}: " if self.path is not None else ""
+        add_native(registry, self.native[index], where=f"{origin}key 'native[{index}]'")
 
 
 def _servers(
