@@ -234,3 +234,15 @@ def test_check_reports_every_native_module_that_fails(tmp_path: Path) -> None:
     assert checked.returncode == 1
     assert "key 'native[0]'" in checked.stdout and "key 'native[2]'" in checked.stdout
     assert re.search(r"✓ native +ok  3 tools", checked.stdout), checked.stdout
+
+
+@pytest.mark.parametrize("command", [["tools"], ["call", "forecast", '{"city": "Oslo"}'], ["export", "-p", "openai"]])
+def test_the_catalog_commands_refuse_a_gateway_config(command: list[str]) -> None:
+    """Read as an mcpServers file, toolmesh.json's natives, names and policy would be silently ignored."""
+    config = str(EXAMPLES / "toolmesh.json")
+    done = subprocess.run(
+        [*TOOLMESH, *command, "-c", config], capture_output=True, text=True, env={**ENV, "COLUMNS": "300"}, timeout=60
+    )
+    assert done.returncode == 2, done.stderr
+    assert "is a gateway config (it has 'native', 'policy', 'profiles', 'serve')" in done.stderr
+    assert f"toolmesh check -c {config}" in done.stderr
