@@ -17,10 +17,10 @@ from typing import Any
 import anyio
 import mcp
 import pytest
-from mcp.client.stdio import StdioServerParameters
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from _gateway import client, serving
-from _servers import ROOT
+from _servers import DEMO, ROOT
 from toolmesh import Entry, ToolRegistry, tool
 from toolmesh.gateway import GatewayConfig, McpGateway
 from toolmesh.policy import DenyAnnotated
@@ -246,3 +246,20 @@ def test_the_catalog_commands_refuse_a_gateway_config(command: list[str]) -> Non
     assert done.returncode == 2, done.stderr
     assert "is a gateway config (it has 'native', 'policy', 'profiles', 'serve')" in done.stderr
     assert f"toolmesh check -c {config}" in done.stderr
+
+
+async def test_serve_says_when_an_upstream_server_is_back(tmp_path: Path) -> None:
+    """An upstream server that died and was restarted while serving gets a stderr line (its loss is a warning)."""
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps({"mcpServers": {"demo": {"command": "python", "args": [str(DEMO), "stdio"]}}}))
+    command = ["-m", "toolmesh", "serve", "-t", "stdio", "-c", str(path)]
+    params = StdioServerParameters(command=sys.executable, args=command, env=ENV)
+    with (tmp_path / "stderr.log").open("w+", encoding="utf-8") as errlog:
+        with anyio.fail_after(60):
+            async with mcp.Client(stdio_client(params, errlog=errlog), mode="legacy") as session:
+                died = await session.call_tool("demo__die", {})
+                back = await session.call_tool("demo__echo", {"text": "back"})
+        errlog.seek(0)
+        err = errlog.read()
+    assert died.is_error and not back.is_error
+    assert "MCP server 'demo': reconnected (session 2)" in err, err

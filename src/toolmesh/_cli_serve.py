@@ -18,7 +18,7 @@ import logging
 import signal
 import sys
 import time
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, cast
@@ -44,7 +44,7 @@ from ._cli import (
 from ._entries import McpEntry
 from ._errors import ConfigurationError, ToolmeshError
 from ._registry import ToolRegistry
-from .gateway import DEFAULT_PROFILE, GatewayConfig, McpGateway, Profile, ServeSettings
+from .gateway import DEFAULT_PROFILE, GatewayConfig, HttpSettings, McpGateway, Profile, ServeSettings
 from .gateway._catalog_view import CatalogView, row_rules
 from .gateway._unmatched import unmatched_patterns
 from .mcp import McpServer
@@ -279,6 +279,31 @@ def _check_lines(outcomes: list[_Outcome]) -> list[Text]:
 # -- serve ------------------------------------------------------------------------------------
 
 
+class _UpstreamLines(logging.Handler):
+    """While serving, a stderr line when an upstream session is lost or back (and every warning, as before)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING or record.msg == _RECONNECTED:
+            _note(record.getMessage())
+
+
+_RECONNECTED = "MCP server %r: reconnected (session %d)"
+"""The connection's log message for an upstream server back after its session was lost."""
+
+
+@contextlib.contextmanager
+def _upstream_lines() -> Iterator[None]:
+    logger = logging.getLogger("toolmesh.mcp")
+    handler, level = _UpstreamLines(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
 @app.command()
 def serve(
     config: GatewayConfigOption = None,
@@ -347,25 +372,38 @@ def serve(
                 hooks=gateway_config.hooks,
             )
             sizes = _profile_sizes(registry, gateway_config)
-            if http is None:
-                _note(_catalog_line(registry, sizes))
-                size = sizes[settings.profile]
-                _note(f"serving the profile {settings.profile!r} ({size} tool{'s' * (size != 1)}) over stdio")
-                await gateway.run_stdio(settings.profile)
-            else:
-                try:
-                    await gateway.serve_http(
-                        http, on_ready=lambda base: _announce(base, settings, gateway_config, registry, sizes)
-                    )
-                except OSError as exc:
-                    raise ConfigurationError(
-                        f"cannot listen on {http.host}:{http.port} ({exc.strerror or exc}); "
-                        "is another gateway running there? Give another --port (0: any free one)"
-                    ) from None
+            with _upstream_lines():
+                await _serve(gateway, http, settings, gateway_config, registry, sizes)
         return True
 
     run_guarded(sources, work)
     _note("stopped: the client sessions, the upstream sessions and the servers' processes are closed")
+
+
+async def _serve(
+    gateway: McpGateway,
+    http: HttpSettings | None,
+    settings: ServeSettings,
+    gateway_config: GatewayConfig,
+    registry: ToolRegistry,
+    sizes: dict[str, int],
+) -> None:
+    """Serve over stdio (``http`` None) or HTTP until stdin ends or the task is cancelled."""
+    if http is None:
+        _note(_catalog_line(registry, sizes))
+        size = sizes[settings.profile]
+        _note(f"serving the profile {settings.profile!r} ({size} tool{'s' * (size != 1)}) over stdio")
+        await gateway.run_stdio(settings.profile)
+    else:
+        try:
+            await gateway.serve_http(
+                http, on_ready=lambda base: _announce(base, settings, gateway_config, registry, sizes)
+            )
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot listen on {http.host}:{http.port} ({exc.strerror or exc}); "
+                "is another gateway running there? Give another --port (0: any free one)"
+            ) from None
 
 
 def _catalog_line(registry: ToolRegistry, sizes: dict[str, int]) -> str:
