@@ -174,7 +174,7 @@ def test_policy_becomes_row_rules_in_a_fixed_order(tmp_path: Path) -> None:
     policy = {"allowServers": ["notes"], "denyServers": ["web*"], "denyTools": ["*forget"], "denyDestructive": True}
     hooks = GatewayConfig.load(_write(tmp_path, {"policy": policy})).hooks
     assert [type(h) for h in hooks] == [DenyServers, AllowServers, DenyTools, DenyAnnotated]
-    assert repr(hooks[-1]) == "DenyAnnotated(destructive=True)"
+    assert repr(hooks[-1]) == "DenyAnnotated(destructive=True, mcp_defaults=True)"
 
 
 async def _example_rows() -> tuple[ToolRegistry, list[Any]]:
@@ -239,7 +239,7 @@ def test_tokens_come_from_the_environment_and_from_files(tmp_path: Path, monkeyp
     (tmp_path / "secrets").mkdir()
     (tmp_path / "secrets" / "reader").write_text(TOKEN[::-1] + "\n")
     serve = {
-        "transport": "stdio",
+        "transport": "http",
         "port": 0,
         "stateless": True,
         "maxBodyBytes": 1000,
@@ -251,7 +251,7 @@ def test_tokens_come_from_the_environment_and_from_files(tmp_path: Path, monkeyp
     }
     config = GatewayConfig.load(_write(tmp_path, {"serve": serve, "profiles": {"reader": {"readOnly": True}}}))
     settings = config.serve
-    assert (settings.transport, settings.port, settings.stateless, settings.max_body_bytes) == ("stdio", 0, True, 1000)
+    assert (settings.transport, settings.port, settings.stateless, settings.max_body_bytes) == ("http", 0, True, 1000)
     assert settings.allowed_hosts == ("gw.internal:8765",) and settings.allowed_origins == ("https://app.example",)
     first, second = settings.tokens
     assert (first.token, first.source, first.profiles) == (TOKEN, "env TOOLMESH_TEST_TOKEN", None)

@@ -110,7 +110,7 @@ def test_serve_over_http_as_a_real_process_and_sigterm_leaves_no_child(tmp_path:
         threading.Thread(target=_lines, args=(gateway.stdout, out), daemon=True).start()
         seen: list[str] = []
         url = _wait_for(out, r"listening on (http://127\.0\.0\.1:\d+/mcp)\s*$", seen).group(1)
-        _wait_for(out, rf"reader +{re.escape(url)}/reader +3 tools", seen)
+        _wait_for(out, rf"reader +{re.escape(url.removesuffix('/mcp'))}/reader/mcp +3 tools", seen)
         _wait_for(out, r"auth: bearer tokens from env GATEWAY_TEST_TOKEN", seen)
         children = child_pids(gateway.pid)
         assert len(children) == 1  # the notes server

@@ -41,6 +41,7 @@ from ._result import ToolResult
 from .mcp import McpServer
 from .mcp import _session as mcp_session
 from .mcp._config import DEFAULT_MAX_CONFIG_BYTES
+from .mcp._config_files import read_json
 
 __all__ = ["app", "catalog_table", "export_tools", "main", "result_table"]
 
@@ -88,6 +89,25 @@ class _Sources:
     """Servers of the config files left out by ``--server``."""
 
 
+_GATEWAY_KEYS = ("native", "policy", "profiles", "serve")
+"""Top-level keys only a gateway config (toolmesh.json) has."""
+
+
+def _refuse_gateway_config(path: Path, max_bytes: int) -> None:
+    """Exit 2 for a gateway config: read as an mcpServers file, its natives, names and policy would be ignored."""
+    try:
+        document = read_json(str(path), max_bytes, "config file")
+    except ToolmeshError:
+        return  # reading it as an mcpServers file reports the problem
+    found = [key for key in _GATEWAY_KEYS if isinstance(document, dict) and key in document]
+    if found:
+        _fail(
+            f"{path} is a gateway config (it has {', '.join(map(repr, found))}): here --config takes an mcpServers "
+            f"file, which would ignore its native tools, names and policy. Use `toolmesh check -c {path}` "
+            f"to connect and count its tools, or `toolmesh serve -c {path}` and a client to list and call them"
+        )
+
+
 def _sources(
     modules: list[str] | None,
     configs: list[Path] | None,
@@ -104,6 +124,8 @@ def _sources(
             "and/or an mcpServers JSON file (--config mcp.json, e.g. Claude Desktop's "
             "claude_desktop_config.json or VS Code's .vscode/mcp.json)"
         )
+    for path in configs or ():
+        _refuse_gateway_config(path, max_config_bytes)
     try:
         servers = [s for path in configs or () for s in McpServer.from_config(path, max_bytes=max_config_bytes)]
     except ToolmeshError as exc:

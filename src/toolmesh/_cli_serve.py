@@ -21,7 +21,7 @@ import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Literal, TypeVar, cast
 
 import anyio
 import typer
@@ -41,18 +41,23 @@ from ._cli import (
     app,
     console,
 )
+from ._cli_serving import serve_catalog, upstream_lines
 from ._entries import McpEntry
 from ._errors import ConfigurationError, ToolmeshError
 from ._registry import ToolRegistry
-from .gateway import DEFAULT_PROFILE, GatewayConfig, McpGateway, Profile, ServeSettings
+from .gateway import DEFAULT_PROFILE, GatewayConfig, McpGateway, Profile
 from .gateway._catalog_view import CatalogView, row_rules
 from .gateway._responses_settings import settings_from_config
+from .gateway._unmatched import unmatched_patterns
 from .mcp import McpServer
 from .mcp._config import DEFAULT_MAX_CONFIG_BYTES
 
 __all__ = ["BUNDLED_CONFIG", "check", "config_path", "serve"]
 
 _T = TypeVar("_T")
+StrictOption = Annotated[
+    bool, typer.Option("--strict", help="A policy or profile pattern that matches nothing is an error (exit 2).")
+]
 _STOPPING = "stopping: closing the client sessions, the upstream sessions and the servers… (again: kill them now)"
 
 BUNDLED_CONFIG = Path(__file__).resolve().parents[2] / "examples" / "toolmesh.json"
@@ -80,10 +85,10 @@ def config_path(given: Path | None) -> Path:
     )
 
 
-def load_config(given: Path | None, max_bytes: int) -> GatewayConfig:
-    """The checked config; a problem exits with code 2 before anything starts."""
+def load_config(given: Path | None, max_bytes: int, transport: Literal["http", "stdio"] | None = None) -> GatewayConfig:
+    """The checked config, for ``transport`` (None: the file's); a problem exits with code 2 before anything starts."""
     try:
-        return GatewayConfig.load(config_path(given), max_bytes=max_bytes)
+        return GatewayConfig.load(config_path(given), max_bytes=max_bytes, transport=transport)
     except ToolmeshError as exc:
         _fail(str(exc))
 
@@ -97,10 +102,34 @@ def run_guarded(sources: _Sources, work: Callable[[str | None], Awaitable[_T]]) 
         try:
             return anyio.run(_guarded, work, log_path)
         except ToolmeshError as exc:
-            _fail(str(exc))
+            _fail(str(exc) + _tail_note(stderr_tail(log_path)))
         finally:
             if log_path is not None and Path(log_path).stat().st_size:
                 _note(f"the servers' stderr: {log_path}")
+
+
+_TAIL_LINES = 8
+_TAIL_BYTES = 16_384
+
+
+def stderr_tail(log_path: str | None) -> list[str]:
+    """The last lines the stdio servers wrote to their shared stderr log (none without a log)."""
+    if log_path is None:
+        return []
+    try:
+        with open(log_path, "rb") as log:
+            log.seek(max(0, log.seek(0, 2) - _TAIL_BYTES))
+            text = log.read().decode("utf-8", "replace")
+    except OSError:
+        return []
+    return [line for line in text.splitlines() if line.strip()][-_TAIL_LINES:]
+
+
+def _tail_note(lines: list[str]) -> str:
+    """``lines`` as the end of an error message, or nothing."""
+    if not lines:
+        return ""
+    return "\nthe stdio servers' stderr ends with:\n" + "\n".join(f"  | {line}" for line in lines)
 
 
 async def _guarded(work: Callable[[str | None], Awaitable[_T]], log_path: str | None) -> _T | None:
@@ -142,30 +171,40 @@ def check(
     config: GatewayConfigOption = None,
     server_stderr: StderrOption = False,
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
+    strict: StrictOption = False,
 ) -> None:
     """Connect everything the gateway config names and report each server; exit 1 if any failed."""
     gateway_config = load_config(config, max_config_bytes)
     sources = _Sources([], gateway_config.servers, skip_failures=True, server_stderr=server_stderr)
+    stdio = {server.label for server in gateway_config.servers if server.transport == "stdio"}
 
-    async def work(log_path: str | None) -> tuple[list[_Outcome], dict[str, int]]:
+    async def work(log_path: str | None) -> tuple[list[_Outcome], dict[str, int], list[str], int, list[str]]:
         outcomes = []
         started = time.perf_counter()
-        try:
-            registry = gateway_config.registry()
+        registry = gateway_config.empty_registry()
+        loaded = not gateway_config.native
+        for index in range(len(gateway_config.native)):  # each module's failure reported, not just the first
+            try:
+                gateway_config.add_native(registry, index)
+                loaded = True
+            except ConfigurationError as exc:
+                outcomes.append(_Outcome("native", time.perf_counter() - started, error=str(exc)))
+        if loaded:
             native = sum(not isinstance(row, McpEntry) for row in registry.entries())
-            outcomes.append(_Outcome("native", time.perf_counter() - started, tools=native))
-        except ConfigurationError as exc:
-            registry = ToolRegistry(names=gateway_config.names)
-            outcomes.append(_Outcome("native", time.perf_counter() - started, error=str(exc)))
+            outcomes.insert(0, _Outcome("native", time.perf_counter() - started, tools=native))
         async with registry:
             outcomes.extend(await _check_servers(registry, gateway_config.servers))
             profiles = _profile_sizes(registry, gateway_config)
-        return outcomes, profiles
+            unmatched = unmatched_patterns(gateway_config, (row.name for row in registry.entries()))
+            total = len(registry.entries())
+            stdio_failed = any(o.error is not None and o.name in stdio for o in outcomes)
+            tail = stderr_tail(log_path) if stdio_failed else []
+        return outcomes, profiles, unmatched, total, tail
 
     done = run_guarded(sources, work)
     if done is None:
         _fail("interrupted", 130)
-    outcomes, profiles = done
+    outcomes, profiles, unmatched, total, tail = done
     for line in _check_lines(outcomes):
         console.print(line, soft_wrap=True)
     if profiles:
@@ -173,7 +212,16 @@ def check(
             Text("profiles: " + ", ".join(f"{name} ({count} tools)" for name, count in profiles.items())),
             soft_wrap=True,
         )
+    if gateway_config.hooks:
+        removed = total - profiles[DEFAULT_PROFILE]
+        console.print(Text(f"policy: removes {removed} of {total} tools"), soft_wrap=True)
+    for warning in unmatched:
+        _note(f"warning: {warning}")
     failed = [o.name for o in outcomes if o.error is not None]
+    if tail:
+        _note(_tail_note(tail).lstrip("\n"))
+    if strict and unmatched:
+        _fail(f"--strict: {len(unmatched)} pattern{'s' * (len(unmatched) != 1)} match nothing (see above)")
     if failed:
         _note(f"{len(failed)} failed: {', '.join(failed)}")
         raise typer.Exit(1)
@@ -237,7 +285,8 @@ def _check_lines(outcomes: list[_Outcome]) -> list[Text]:
 def serve(
     config: GatewayConfigOption = None,
     profile: Annotated[
-        str | None, typer.Option("--profile", "-p", help="The profile served over stdio (default: the config's).")
+        str | None,
+        typer.Option("--profile", "-p", help="The profile served over stdio (HTTP serves each at /<profile><path>)."),
     ] = None,
     transport: Annotated[str | None, typer.Option("--transport", "-t", help="http or stdio.")] = None,
     host: Annotated[str | None, typer.Option("--host", help="The interface to bind (HTTP).")] = None,
@@ -258,11 +307,12 @@ def serve(
     skip_failures: SkipOption = False,
     server_stderr: StderrOption = False,
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
+    strict: StrictOption = False,
 ) -> None:
-    """Serve the catalog as one MCP endpoint (profiles at <path>/<profile>) until Ctrl-C or SIGTERM."""
+    """Serve the catalog as one MCP endpoint (profiles at /<profile><path>) until Ctrl-C or SIGTERM."""
     if transport not in (None, "http", "stdio"):
         _fail(f"--transport {transport!r}: use http or stdio")
-    gateway_config = load_config(config, max_config_bytes)
+    gateway_config = load_config(config, max_config_bytes, cast(Literal["http", "stdio"] | None, transport))
     given: dict[str, Any] = {
         "profile": profile,
         "transport": transport,
@@ -275,6 +325,12 @@ def serve(
     if settings.profile not in known:
         _fail(f"--profile {settings.profile!r}: no such profile; the profiles are {', '.join(known)}")
     stdio = settings.transport == "stdio"
+    if profile is not None and not stdio:
+        where = settings.path if profile == DEFAULT_PROFILE else f"/{profile}{settings.path}"
+        _note(
+            f"warning: --profile picks the profile served over stdio; over HTTP every profile is served "
+            f"at its own URL ({profile!r} at {where})"
+        )
     try:
         http = None if stdio else settings.http_settings()
     except ConfigurationError as exc:
@@ -295,73 +351,23 @@ def serve(
         async with registry:
             if gateway_config.servers:
                 await _connect(registry, sources, log_path)
+            unmatched = unmatched_patterns(gateway_config, (row.name for row in registry.entries()))
+            for warning in unmatched:
+                _note(f"warning: {warning}")
+            if strict and unmatched:
+                raise ConfigurationError(
+                    f"--strict: {len(unmatched)} pattern{'s' * (len(unmatched) != 1)} match nothing (see above); "
+                    "fix them, or serve without --strict"
+                )
             gateway = McpGateway(
                 registry,
                 profiles={name: p.allows for name, p in gateway_config.profiles.items()},
                 hooks=gateway_config.hooks,
             )
             sizes = _profile_sizes(registry, gateway_config)
-            if http is None:
-                _note(_catalog_line(registry, sizes))
-                size = sizes[settings.profile]
-                _note(f"serving the profile {settings.profile!r} ({size} tool{'s' * (size != 1)}) over stdio")
-                await gateway.run_stdio(settings.profile)
-            else:
-                endpoint = None
-                if responses is not None:
-                    from .gateway import ResponsesEndpoint
-
-                    endpoint = ResponsesEndpoint.for_gateway(gateway, responses)
-
-                def ready(base: str) -> None:
-                    _announce(base, settings, gateway_config, registry, sizes)
-                    if responses is not None:
-                        console.print(
-                            Text(f"responses: {base}{responses.path} (upstream {responses.upstream})"),
-                            soft_wrap=True,
-                            highlight=False,
-                        )
-                        sys.stdout.flush()
-
-                try:
-                    await gateway.serve_http(http, on_ready=ready, responses=endpoint)
-                except OSError as exc:
-                    raise ConfigurationError(
-                        f"cannot listen on {http.host}:{http.port} ({exc.strerror or exc}); "
-                        "is another gateway running there? Give another --port (0: any free one)"
-                    ) from None
+            with upstream_lines():
+                await serve_catalog(gateway, http, settings, gateway_config, registry, sizes, responses)
         return True
 
     run_guarded(sources, work)
     _note("stopped: the client sessions, the upstream sessions and the servers' processes are closed")
-
-
-def _catalog_line(registry: ToolRegistry, sizes: dict[str, int]) -> str:
-    rows = registry.entries()
-    mcp_rows = [row for row in rows if isinstance(row, McpEntry)]
-    servers = len({row.server for row in mcp_rows})
-    return (
-        f"catalog: {len(rows)} tools ({len(rows) - len(mcp_rows)} native, {len(mcp_rows)} from "
-        f"{servers} server{'s' * (servers != 1)}); the policy lets {sizes[DEFAULT_PROFILE]} through"
-    )
-
-
-def _announce(
-    base: str, settings: ServeSettings, config: GatewayConfig, registry: ToolRegistry, sizes: dict[str, int]
-) -> None:
-    """What ``serve`` prints once it listens (stdout): the URL, each profile's URL and size, the auth."""
-    lines = [_catalog_line(registry, sizes), f"listening on {base}{settings.path}"]
-    urls = {name: f"{base}{settings.path}" + ("" if name == DEFAULT_PROFILE else f"/{name}") for name in sizes}
-    width, url_width = max(map(len, sizes)), max(map(len, urls.values()))
-    for name, size in sizes.items():
-        about = config.profiles[name].description if name in config.profiles else "every tool the policy allows"
-        line = f"  {name.ljust(width)}  {urls[name].ljust(url_width)}  {size} tool{'s' * (size != 1)}"
-        lines.append(line + (f" — {about}" if about else ""))
-    if settings.tokens:
-        lines.append("auth: bearer tokens from " + ", ".join(token.source for token in settings.tokens))
-    else:
-        lines.append("auth: none (loopback only)")
-    lines.append("stop with Ctrl-C (or SIGTERM)")
-    for line in lines:
-        console.print(Text(line), soft_wrap=True, highlight=False)
-    sys.stdout.flush()

@@ -149,10 +149,12 @@ class DenyAnnotated(_RowRule):
     ``idempotent=False``, ``open_world=True``, so ``DenyAnnotated(destructive=True)``
     refuses an MCP tool unless its server says it is read-only or not destructive. For
     native, dynamic and hosted rows (declared by the host), a hint the row does not
-    state does not match: to refuse those too, use ``DenyWhere``.
+    state does not match, unless ``mcp_defaults=True``: then every row takes the MCP
+    spec's defaults, as an MCP client does when the row is served to it (the gateway's
+    ``denyDestructive``).
     """
 
-    __slots__ = ("hints",)
+    __slots__ = ("hints", "mcp_defaults")
 
     def __init__(
         self,
@@ -161,16 +163,20 @@ class DenyAnnotated(_RowRule):
         destructive: bool | None = None,
         idempotent: bool | None = None,
         open_world: bool | None = None,
+        mcp_defaults: bool = False,
     ) -> None:
         given = dict(zip(_HINTS, (read_only, destructive, idempotent, open_world), strict=True))
         self.hints: dict[str, bool] = {k: v for k, v in given.items() if v is not None}
         """The hints a row must carry to be refused."""
         if not self.hints:
             raise ConfigurationError("DenyAnnotated needs at least one hint, e.g. DenyAnnotated(destructive=True)")
+        self.mcp_defaults = mcp_defaults
+        """Whether rows declared in Python also take the MCP spec's defaults for hints they do not state."""
 
     def refusal(self, entry: Entry) -> Refuse | None:
         annotations = entry.capabilities.annotations
-        if not isinstance(entry, McpEntry):
+        mcp = isinstance(entry, McpEntry)
+        if not mcp and not self.mcp_defaults:
             if annotations is None or any(getattr(annotations, k) is not v for k, v in self.hints.items()):
                 return None
             marked = ", ".join(f"{k.replace('_', '-')}={v}".lower() for k, v in self.hints.items())
@@ -184,10 +190,12 @@ class DenyAnnotated(_RowRule):
         marked = ", ".join(f"{k.replace('_', '-')}={v}".lower() for k, v in self.hints.items())
         if stated:
             return _not_allowed(entry.name, f" (it is marked {marked})")
-        return _not_allowed(entry.name, f" (it counts as {marked}: its server does not say otherwise)")
+        who = "its server does" if mcp else "it does"
+        return _not_allowed(entry.name, f" (it counts as {marked}: {who} not say otherwise)")
 
     def __repr__(self) -> str:
-        return f"DenyAnnotated({', '.join(f'{k}={v}' for k, v in self.hints.items())})"
+        given = [f"{k}={v}" for k, v in self.hints.items()] + ["mcp_defaults=True"] * self.mcp_defaults
+        return f"DenyAnnotated({', '.join(given)})"
 
 
 class DenyWhere(_RowRule):

@@ -55,7 +55,8 @@ class ServeSettings:
     allowed_hosts: tuple[str, ...] = ()
     allowed_origins: tuple[str, ...] = ()
     tokens: tuple[TokenSource, ...] = field(default=(), repr=False)
-    """Bearer tokens read from their environment variables or files (secret: never shown)."""
+    """Bearer tokens read from their environment variables or files (secret: never shown);
+    none when loaded for stdio."""
 
     def http_settings(self) -> HttpSettings:
         """The gateway's ``HttpSettings`` for these settings.
@@ -102,8 +103,18 @@ class GatewayConfig:
     """The ``responses`` section as written (``ResponsesSettings`` are made from it when served)."""
 
     @classmethod
-    def load(cls, path: str | os.PathLike[str], *, max_bytes: int = DEFAULT_MAX_CONFIG_BYTES) -> GatewayConfig:
+    def load(
+        cls,
+        path: str | os.PathLike[str],
+        *,
+        max_bytes: int = DEFAULT_MAX_CONFIG_BYTES,
+        transport: Literal["http", "stdio"] | None = None,
+    ) -> GatewayConfig:
         """Read and check ``path``.
+
+        ``transport`` is the one it will be served over (None: the file's ``serve.transport``).
+        Over stdio the bearer tokens of ``serve.auth`` are not read (stdio has no tokens), so
+        a config whose token comes from an unset variable still serves stdio.
 
         Raises:
             ServerConfigError: naming the file, the key path and the fix.
@@ -126,7 +137,7 @@ class GatewayConfig:
             names=_names(keys, origin),
             hooks=_hooks(keys.policy, origin),
             profiles=profiles,
-            serve=_serve(keys.serve, profiles, folder, origin),
+            serve=_serve(keys.serve, profiles, folder, origin, transport or keys.serve.transport),
             responses=keys.responses,
         )
 
@@ -139,11 +150,23 @@ class GatewayConfig:
         Raises:
             ConfigurationError: naming the file and the ``native`` entry that failed to load.
         """
-        registry = ToolRegistry(names=self.names, elicitation=_no_client, sampling=_no_client)
-        origin = f"{self.path}: " if self.path is not None else ""
-        for index, spec in enumerate(self.native):
-            add_native(registry, spec, where=f"{origin}key 'native[{index}]'")
+        registry = self.empty_registry()
+        for index in range(len(self.native)):
+            self.add_native(registry, index)
         return registry
+
+    def empty_registry(self) -> ToolRegistry:
+        """A new registry under the name policy, answering elicitation and sampling as ``registry`` says."""
+        return ToolRegistry(names=self.names, elicitation=_no_client, sampling=_no_client)
+
+    def add_native(self, registry: ToolRegistry, index: int) -> None:
+        """Import ``native[index]`` and register its tools in ``registry``.
+
+        Raises:
+            ConfigurationError: naming the file and the ``native`` entry that failed to load.
+        """
+        origin = f"{self.path}: " if self.path is not None else ""
+        add_native(registry, self.native[index], where=f"{origin}key 'native[{index}]'")
 
 
 def _servers(
@@ -248,7 +271,7 @@ def _hooks(policy: PolicyKeys | None, origin: str) -> list[Hook]:
             )
         hooks.append(rule(*patterns))
     if policy.deny_destructive:
-        hooks.append(DenyAnnotated(destructive=True))
+        hooks.append(DenyAnnotated(destructive=True, mcp_defaults=True))  # as the gateway's clients read the rows
     return hooks
 
 
@@ -289,7 +312,9 @@ def _profiles(profiles: dict[str, ProfileKeys], origin: str) -> dict[str, Profil
     return made
 
 
-def _serve(keys: ServeKeys, profiles: dict[str, Profile], folder: Path, origin: str) -> ServeSettings:
+def _serve(
+    keys: ServeKeys, profiles: dict[str, Profile], folder: Path, origin: str, transport: Literal["http", "stdio"]
+) -> ServeSettings:
     known = [DEFAULT_PROFILE, *profiles]
     _check_profile(keys.profile, known, "serve.profile", origin)
     if not keys.path.startswith("/") or keys.path.endswith("/"):
@@ -303,8 +328,8 @@ def _serve(keys: ServeKeys, profiles: dict[str, Profile], folder: Path, origin: 
     for index, token_key in enumerate(token_keys):
         for position, name in enumerate(token_key.profiles or ()):
             _check_profile(name, known, f"serve.auth.tokens[{index}].profiles[{position}]", origin)
-    tokens = read_tokens(token_keys, folder, origin)
-    if keys.transport == "http" and not tokens and not is_loopback(keys.host):
+    tokens = read_tokens(token_keys, folder, origin) if transport == "http" else []
+    if transport == "http" and not tokens and not is_loopback(keys.host):
         raise ServerConfigError(
             f"serving on {keys.host!r} without tokens would let anyone who can reach it call every tool",
             key="serve.host",
@@ -312,7 +337,7 @@ def _serve(keys: ServeKeys, profiles: dict[str, Profile], folder: Path, origin: 
             origin=origin,
         )
     return ServeSettings(
-        transport=keys.transport,
+        transport=transport,
         host=keys.host,
         port=keys.port,
         path=keys.path,

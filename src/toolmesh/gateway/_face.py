@@ -48,6 +48,7 @@ from .._calls import ToolCall
 from .._context import ElicitationRequest, LogMessage, SamplingRequest, ToolContext, new_call_id
 from .._hook_stack import HookStack
 from .._turn import run_tool_calls
+from ..mcp._session import _CLIENT_INFO
 from ._catalog_view import CatalogView
 from ._results import call_result
 from ._rounds import InputRounds
@@ -130,6 +131,7 @@ class ProfileFace:
         self.listen = ListenHandler(self.bus)
         self.server: Server[Any] = _GatewayServer(
             name,
+            version=_CLIENT_INFO.version,  # toolmesh's own version, as it tells servers when it is their client
             instructions=instructions,
             get_tool_input_schema=self._input_schema,
             on_list_tools=self._list_tools,

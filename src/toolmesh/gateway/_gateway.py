@@ -187,7 +187,7 @@ class McpGateway:
             await server.run(read, write, server.create_initialization_options())
 
     def http_app(self, settings: HttpSettings, *, responses: ResponsesEndpoint | None = None) -> Starlette:
-        """The ASGI app serving every profile: ``{path}`` the default one, ``{path}/<profile>`` the others.
+        """The ASGI app serving every profile: ``{path}`` the default one, ``/<profile>{path}`` the others.
 
         Its lifespan runs the profiles' session managers: serve it with an ASGI server
         that runs lifespans (uvicorn does). With ``responses``, the app also serves that

@@ -2,8 +2,9 @@
 
 Requests go through, in order:
 
-1. routing: ``{path}`` is the default profile, ``{path}/<profile>`` the others; any
-   other path is 404;
+1. routing: ``{path}`` is the default profile; profile ``p`` is at ``/p{path}`` (which
+   ends like the default's, as clients such as the MCP Inspector CLI require: it
+   rewrites a URL not ending in ``/mcp``) and at ``{path}/p``; any other path is 404;
 2. DNS-rebinding protection (the SDK's ``TransportSecuritySettings``): a ``Host`` that
    is neither loopback, the bound host nor listed in ``allowed_hosts`` is 421; an
    ``Origin`` that is neither loopback nor listed in ``allowed_origins`` is 403;
@@ -72,7 +73,7 @@ class HttpSettings:
     port: int = 8765
     """The TCP port (0: any free port; ``serve_http``'s ``on_ready`` says which)."""
     path: str = "/mcp"
-    """The default profile's path; profile ``p`` is served at ``{path}/p``."""
+    """The default profile's path; profile ``p`` is served at ``/p{path}`` and at ``{path}/p``."""
     tokens: tuple[BearerToken, ...] = ()
     """Accepted bearer tokens; empty means no authentication, allowed on a loopback host only."""
     allowed_hosts: tuple[str, ...] = ()
@@ -152,6 +153,9 @@ class Guard:
             return "default"
         if path.startswith(base + "/"):
             return path[len(base) + 1 :]
+        if base and path.endswith(base):
+            segment = path[1 : -len(base)]
+            return segment if segment and "/" not in segment else None
         return None
 
     def _token(self, request: Request) -> BearerToken | None:

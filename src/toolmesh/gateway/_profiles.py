@@ -44,7 +44,7 @@ class Profile:
     """
 
     name: str
-    """Its URL segment (``/mcp/<name>``) and the ``--profile`` value."""
+    """Its URL segment (``/<name>/mcp``, also ``/mcp/<name>``) and the ``--profile`` value."""
     description: str | None = None
     """What it is for, shown by ``toolmesh serve``."""
     tools: tuple[str, ...] | None = None
