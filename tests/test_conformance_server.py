@@ -114,7 +114,6 @@ async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dic
 GATEWAY_GAPS: dict[str, str] = {
     "resources-subscribe": "Method not found",
     "resources-unsubscribe": "Method not found",
-    "tools-call-with-logging": "Method not found",
 }
 """Named scenarios the gateway fails today, with a word of the suite's error (docs/conformance.md says why):
 resources/subscribe is relayed to an upstream that negotiated 2026-07-28, where the method does not

@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 import anyio
 import mcp_types
@@ -59,6 +59,8 @@ logger = logging.getLogger("toolmesh.gateway")
 
 _NOTIFY_TIMEOUT = 10.0
 """Seconds one client may take to accept a list-changed notification before it is skipped."""
+_SEVERITY = {level: rank for rank, level in enumerate(get_args(mcp_types.LoggingLevel))}
+"""MCP log level -> its rank, debug (0) to emergency (7)."""
 
 
 class _GatewayServer(Server[Any]):
@@ -88,16 +90,36 @@ class _Sessions:
 
     def __init__(self) -> None:
         self._by_connection: dict[int, ServerSession] = {}
+        self._log_levels: dict[int, int] = {}
+        """Connection -> the lowest severity (``LEVELS`` rank) its ``logging/setLevel`` asked for."""
 
-    def remember(self, session: ServerSession) -> None:
+    def remember(self, session: ServerSession) -> int | None:
+        """Keep ``session``'s connection until it closes; its key, or None when it has no connection."""
         connection = getattr(session, "_connection", None)
         if connection is None:
-            return
+            return None
         key = id(connection)
         if key in self._by_connection:
-            return
+            return key
         self._by_connection[key] = session
-        connection.exit_stack.callback(self._by_connection.pop, key, None)
+        connection.exit_stack.callback(self._forget, key)
+        return key
+
+    def _forget(self, key: int) -> None:
+        self._by_connection.pop(key, None)
+        self._log_levels.pop(key, None)
+
+    def set_log_level(self, session: ServerSession, level: str) -> None:
+        """Send this connection the log messages at ``level`` and above from now on."""
+        key = self.remember(session)
+        if key is not None:
+            self._log_levels[key] = _SEVERITY[level]
+
+    def wants_log(self, session: ServerSession, level: str) -> bool:
+        """Whether the connection asked for messages at ``level`` (all of them, until it sets a level)."""
+        connection = getattr(session, "_connection", None)
+        floor = self._log_levels.get(id(connection)) if connection is not None else None
+        return floor is None or _SEVERITY.get(level, len(_SEVERITY)) >= floor
 
     def __len__(self) -> int:
         return len(self._by_connection)
@@ -128,15 +150,18 @@ class ProfileFace:
         self.bus = InMemorySubscriptionBus()
         """Where 2026-07-28 ``subscriptions/listen`` streams hear of changes."""
         self.listen = ListenHandler(self.bus)
-        self.server: Server[Any] = _GatewayServer(
-            name,
-            instructions=instructions,
-            get_tool_input_schema=self._input_schema,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            on_subscriptions_listen=self.listen,
-            **upstream.handlers(view.servers),
-        )
+        with warnings.catch_warnings():  # logging is deprecated in 2026-07-28 (SEP-2577), still served
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server: Server[Any] = _GatewayServer(
+                name,
+                instructions=instructions,
+                get_tool_input_schema=self._input_schema,
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                on_subscriptions_listen=self.listen,
+                on_set_logging_level=self._set_log_level,
+                **upstream.handlers(view.servers),
+            )
         self.server.middleware.append(self._remember)
 
     def __repr__(self) -> str:
@@ -171,6 +196,14 @@ class ProfileFace:
         if servers:
             await self.bus.publish(ResourcesListChanged())
             await self.bus.publish(PromptsListChanged())
+
+    async def _set_log_level(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.SetLevelRequestParams
+    ) -> mcp_types.EmptyResult:
+        """``logging/setLevel``: this client's level; upstream servers' levels are the operator's (shared)."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self._sessions.set_log_level(ctx.session, params.level)
+        return mcp_types.EmptyResult()
 
     # -- tools -------------------------------------------------------------------
 
@@ -229,7 +262,9 @@ class ProfileFace:
         """The call's context: progress, elicitation and sampling reach the client that called."""
         meta = request.meta or {}
         progress = _progress_to(request.session) if meta.get("progress_token") is not None else None
-        ctx: ToolContext[Any] = ToolContext(call_id=call.id, progress=progress, on_log=_log_to(request))
+        ctx: ToolContext[Any] = ToolContext(
+            call_id=call.id, progress=progress, on_log=_log_to(request, self._sessions.wants_log)
+        )
         if request.session.can_send_request:
             ctx.elicitation = _elicitation_to(request)
             ctx.sampling = _sampling_to(request)
@@ -243,15 +278,21 @@ def _progress_to(session: ServerSession) -> Callable[[float, float | None, str |
     return progress
 
 
-def _log_to(request: ServerRequestContext[Any, Any]) -> Callable[[LogMessage], Awaitable[None]]:
+def _log_to(
+    request: ServerRequestContext[Any, Any], wants: Callable[[ServerSession, str], bool]
+) -> Callable[[LogMessage], Awaitable[None]]:
     """The call's log messages (an upstream server's, during the call) go to the client, on the call's stream.
 
-    A 2026-07-28 client gets those at or above the level its request opted in to (none without).
+    A 2025-11-25 client gets those at or above the level it set (``logging/setLevel``;
+    all before it sets one); a 2026-07-28 client those at or above the level its
+    request opted in to (none without).
     """
 
     async def log(message: LogMessage) -> None:
         level = cast("mcp_types.LoggingLevel", message.level)
         session, related = request.session, request.request_id
+        if not wants(session, level):
+            return
         with warnings.catch_warnings():  # logging is deprecated in 2026-07-28 (SEP-2577), still served
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             sending = session.send_log_message(level, message.data, message.logger, related_request_id=related)
