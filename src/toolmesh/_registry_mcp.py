@@ -162,8 +162,13 @@ class McpMethods:
 
     async def subscribe_resource(self, server: str, uri: str, *, subscribe: bool = True) -> None:
         """Ask server ``server`` for (or, ``subscribe=False``, stop) updates about resource ``uri``."""
-        connection = self.connection(server)
-        if subscribe:
-            await _resources.subscribe_resource(connection, uri)
-        else:
-            await _resources.unsubscribe_resource(connection, uri)
+        await _resources.subscribe_resource(self.connection(server), uri, on=subscribe)
+
+    def on_resource_updated(self, callback: Callable[[str, str], None]) -> Callable[[], None]:
+        """Call ``callback(server, uri)`` when a server says a resource subscribed to changed.
+
+        Subscriptions (``subscribe_resource``) last across reconnects, on either protocol
+        version. The callback runs synchronously in the session's reader: keep it short.
+        Returns the function that stops it.
+        """
+        return self._mcp.on_resource_updated(callback)

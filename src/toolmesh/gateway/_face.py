@@ -35,10 +35,11 @@ from mcp.server.subscriptions import (
     ListenHandler,
     PromptsListChanged,
     ResourcesListChanged,
+    ResourceUpdated,
     ToolsListChanged,
 )
 from mcp.shared._otel import extract_trace_context
-from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
@@ -91,6 +92,10 @@ class _Sessions:
     def __init__(self) -> None:
         self._by_connection: dict[int, ServerSession] = {}
         self._log_levels: dict[int, int] = {}
+        self._subscriptions: dict[int, set[str]] = {}
+        """Connection -> the resource URIs it subscribed to."""
+        self._releasing: set[int] = set()
+        """Connections whose close already releases their subscriptions."""
         """Connection -> the lowest severity (``LEVELS`` rank) its ``logging/setLevel`` asked for."""
 
     def remember(self, session: ServerSession) -> int | None:
@@ -108,6 +113,26 @@ class _Sessions:
     def _forget(self, key: int) -> None:
         self._by_connection.pop(key, None)
         self._log_levels.pop(key, None)
+
+    def subscribed_to(self, uri: str) -> list[ServerSession]:
+        """The open connections subscribed to ``uri``."""
+        keys = [key for key, uris in self._subscriptions.items() if uri in uris]
+        return [self._by_connection[key] for key in keys if key in self._by_connection]
+
+    def subscribe(self, key: int, uri: str) -> bool:
+        """Record the connection's subscription; whether it is the connection's first."""
+        self._subscriptions.setdefault(key, set()).add(uri)
+        first = key not in self._releasing
+        self._releasing.add(key)
+        return first
+
+    def unsubscribe(self, key: int, uri: str) -> None:
+        self._subscriptions.get(key, set()).discard(uri)
+
+    def unsubscribe_all(self, key: int) -> set[str]:
+        """Forget the connection's subscriptions (it closed); the URIs it held."""
+        self._releasing.discard(key)
+        return self._subscriptions.pop(key, set())
 
     def set_log_level(self, session: ServerSession, level: str) -> None:
         """Send this connection the log messages at ``level`` and above from now on."""
@@ -150,6 +175,7 @@ class ProfileFace:
         self.bus = InMemorySubscriptionBus()
         """Where 2026-07-28 ``subscriptions/listen`` streams hear of changes."""
         self.listen = ListenHandler(self.bus)
+        self._upstream = upstream
         with warnings.catch_warnings():  # logging is deprecated in 2026-07-28 (SEP-2577), still served
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             self.server: Server[Any] = _GatewayServer(
@@ -158,7 +184,9 @@ class ProfileFace:
                 get_tool_input_schema=self._input_schema,
                 on_list_tools=self._list_tools,
                 on_call_tool=self._call_tool,
-                on_subscriptions_listen=self.listen,
+                on_subscriptions_listen=self._listen,
+                on_subscribe_resource=self._subscribe,
+                on_unsubscribe_resource=self._unsubscribe,
                 on_set_logging_level=self._set_log_level,
                 **upstream.handlers(view.servers),
             )
@@ -204,6 +232,67 @@ class ProfileFace:
         if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
             self._sessions.set_log_level(ctx.session, params.level)
         return mcp_types.EmptyResult()
+
+    # -- resource subscriptions ---------------------------------------------------
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.SubscribeRequestParams
+    ) -> mcp_types.EmptyResult:
+        """``resources/subscribe`` of a 2025-11-25 client: held until it unsubscribes or disconnects."""
+        key = self._sessions.remember(ctx.session)
+        if key is None:
+            raise MCPError(mcp_types.INVALID_REQUEST, "resources/subscribe needs a connection to send updates on")
+        if self._sessions.subscribe(key, str(params.uri)):
+            connection: Any = ctx.session._connection
+            connection.exit_stack.push_async_callback(self._release_all, key)
+        await self._upstream.hold(self.view.servers, (self.profile, key), str(params.uri))
+        return mcp_types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.UnsubscribeRequestParams
+    ) -> mcp_types.EmptyResult:
+        key = self._sessions.remember(ctx.session)
+        if key is not None:
+            self._sessions.unsubscribe(key, str(params.uri))
+            await self._upstream.release((self.profile, key), str(params.uri))
+        return mcp_types.EmptyResult()
+
+    async def _release_all(self, key: int) -> None:
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_NOTIFY_TIMEOUT):
+            for uri in self._sessions.unsubscribe_all(key):
+                await self._upstream.release((self.profile, key), uri)
+
+    async def _listen(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.SubscriptionsListenRequestParams
+    ) -> mcp_types.SubscriptionsListenResult:
+        """A 2026-07-28 ``subscriptions/listen`` stream; its resource URIs are followed upstream while it lasts."""
+        uris = list(params.notifications.resource_subscriptions or ())
+        holder = object()  # this stream
+        held: list[str] = []
+        try:
+            for uri in uris:
+                try:
+                    await self._upstream.hold(self.view.servers, holder, uri)
+                    held.append(uri)
+                except MCPError as exc:  # honored anyway (the spec): an unknown URI simply never fires
+                    logger.debug("profile %r: no server follows %r: %s", self.profile, uri, exc)
+            return await self.listen(ctx, params)
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_NOTIFY_TIMEOUT):
+                for uri in held:
+                    await self._upstream.release(holder, uri)
+
+    async def notify_updated(self, label: str, uri: str) -> None:
+        """Tell this profile's clients subscribed to ``uri`` (a resource of server ``label``) that it changed."""
+        if label not in self.view.servers():
+            return
+        for session in self._sessions.subscribed_to(uri):
+            with anyio.move_on_after(_NOTIFY_TIMEOUT):
+                try:
+                    await session.send_resource_updated(uri)
+                except Exception as exc:  # a client gone away: it no longer needs telling
+                    logger.debug("profile %r: a client could not be told %r changed: %r", self.profile, uri, exc)
+        await self.bus.publish(ResourceUpdated(uri))
 
     # -- tools -------------------------------------------------------------------
 

@@ -267,6 +267,14 @@ _FEEDBACK: dict[ErrorKind, str] = {
     ErrorKind.PERMISSION_DENIED: "Permission to use the tool {tool!r} was denied.",
 }
 
+_SUBJECTS: dict[str, str] = {
+    "resources/read": "Reading the resource {tool!r}",
+    "resources/subscribe": "Subscribing to the resource {tool!r}",
+    "resources/unsubscribe": "Unsubscribing from the resource {tool!r}",
+    "prompts/get": "Getting the prompt {tool!r}",
+}
+"""What failed, by operation, in the model text of a server's error answer (else a tool call)."""
+
 
 def map_error(
     exc: BaseException,
@@ -321,7 +329,7 @@ def map_error(
         and mapped.http_status is None
         and isinstance(_leaf(exc), MCPError)
     ):
-        subject = f"Reading the resource {tool!r}" if operation == "resources/read" else f"The tool {tool!r}"
+        subject = _SUBJECTS.get(operation, "The tool {tool!r}").format(tool=tool)
         feedback = f"{subject} failed: {_leaf(exc)}"
     elif mapped.kind in _FEEDBACK:
         feedback = _FEEDBACK[mapped.kind].format(tool=tool)
