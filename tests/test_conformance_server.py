@@ -115,7 +115,7 @@ async def test_the_suite_ran_every_scenario_through_the_gateway(gateway: dict[st
     assert set(gateway) == {*REQUIRED, *ALSO_DIRECT}
 
 
-@pytest.mark.parametrize("scenario", REQUIRED)
+@pytest.mark.parametrize("scenario", REQUIRED + ALSO_DIRECT)
 async def test_gateway_scenario(gateway: dict[str, Verdict], scenario: str) -> None:
     verdict = gateway[scenario]
     assert verdict.passed(), verdict.explain()

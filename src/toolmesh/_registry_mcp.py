@@ -160,6 +160,17 @@ class McpMethods:
         """
         return await _resources.get_prompt(self.connection(server), name, arguments)
 
+    async def complete(
+        self,
+        server: str,
+        ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference,
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+    ) -> mcp_types.CompleteResult:
+        """Server ``server``'s completions for one argument (``{"name": ..., "value": ...}``) of its prompt
+        or resource template (its own names); errors as ``get_prompt``."""
+        return await _resources.complete(self.connection(server), ref, argument, context_arguments)
+
     async def subscribe_resource(self, server: str, uri: str, *, subscribe: bool = True) -> None:
         """Ask server ``server`` for (or, ``subscribe=False``, stop) updates about resource ``uri``."""
         await _resources.subscribe_resource(self.connection(server), uri, on=subscribe)

@@ -10,6 +10,12 @@ that client (2025-11-25) or input rounds of the call (2026-07-28, ``_rounds``); 
 cancelling the request cancels the dispatch (and with it the upstream call). A request's W3C trace context (``_meta``'s
 ``traceparent``) is the parent of the dispatch's span.
 
+A 2025-11-25 client's ``logging/setLevel`` filters the log messages it is sent (its
+level is not passed upstream: upstream sessions are shared). Resource subscriptions
+(``resources/subscribe`` of a 2025-11-25 client, the URIs of a 2026-07-28 client's
+``subscriptions/listen`` stream) are held upstream through ``Upstream.hold`` while they
+last; each update goes to the subscribed clients.
+
 Tool-list changes reach every client: handshake-era (2025-11-25) connections are
 kept (``_Sessions``) and each is sent ``notifications/tools/list_changed``;
 2026-07-28 clients hear it on ``subscriptions/listen`` streams, through the face's

@@ -13,6 +13,12 @@ Namespacing:
   of each server in connection order until one has it. When two servers list the
   same URI, the first in connection order serves it.
 
+``completion/complete`` goes to the server of the prompt (found as ``prompts/get`` finds
+it) or of the resource template (the first server listing that URI template).
+Resource subscriptions are held here for the whole gateway (``hold``/``release``): the
+first holder of a URI subscribes the server that has it (found as a read is), the last
+one to leave unsubscribes it.
+
 A profile serves the resources and prompts of the servers it shows: the default
 profile every connected server that ``AllowServers``/``DenyServers`` rules allow,
 another profile the servers with a row in it. A server
@@ -205,7 +211,26 @@ class Upstream:
             except ToolExecutionError as exc:
                 raise _mcp_error(exc, mcp_types.INVALID_PARAMS) from None
 
+        async def complete(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.CompleteRequestParams
+        ) -> mcp_types.CompleteResult:
+            ref = params.ref
+            if isinstance(ref, mcp_types.PromptReference):
+                label, name = await self._prompt_owner(servers, ref.name)
+                ref = ref.model_copy(update={"name": name})
+            else:
+                label = await self._template_owner(servers, ref.uri)
+            if self._declares(label, "completions") is False:
+                return mcp_types.CompleteResult(completion=mcp_types.Completion(values=[]))
+            argument = {"name": params.argument.name, "value": params.argument.value}
+            context = params.context.arguments if params.context is not None else None
+            try:
+                return own_hop(await self._registry.complete(label, ref, argument, context))
+            except ToolExecutionError as exc:
+                raise _mcp_error(exc, mcp_types.INVALID_PARAMS) from None
+
         return {
+            "on_completion": complete,
             "on_list_resources": list_resources,
             "on_list_resource_templates": list_templates,
             "on_read_resource": read_resource,
@@ -227,6 +252,18 @@ class Upstream:
         if found is None or found[0] not in labels:
             raise MCPError(mcp_types.INVALID_PARAMS, f"unknown prompt {served!r}")
         return found
+
+    async def _template_owner(self, servers: Servers, uri_template: str) -> str:
+        """The first server (in connection order) of the profile listing the resource template.
+
+        Raises:
+            MCPError: ``INVALID_PARAMS`` for a template no server of the profile lists.
+        """
+        for label in self._having(servers, "resources"):
+            templates = await self._gather([label], "resources/templates/list", self._registry.list_resource_templates)
+            if any(template.uri_template == uri_template for template in templates):
+                return label
+        raise MCPError(mcp_types.INVALID_PARAMS, f"unknown resource template {uri_template!r}")
 
     async def _routed(self, servers: Servers, uri: str, ask: Callable[[str], Awaitable[T]]) -> T:
         """``ask(label)`` of the server owning ``uri``, else of each server in turn until one answers.

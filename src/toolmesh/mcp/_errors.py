@@ -272,6 +272,7 @@ _SUBJECTS: dict[str, str] = {
     "resources/subscribe": "Subscribing to the resource {tool!r}",
     "resources/unsubscribe": "Unsubscribing from the resource {tool!r}",
     "prompts/get": "Getting the prompt {tool!r}",
+    "completion/complete": "Completing an argument of {tool!r}",
 }
 """What failed, by operation, in the model text of a server's error answer (else a tool call)."""
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_PAGES",
+    "complete",
     "get_prompt",
     "list_prompts",
     "list_resource_templates",
@@ -120,6 +121,22 @@ async def get_prompt(
 ) -> mcp_types.GetPromptResult:
     """The server's ``prompts/get`` answer for its prompt ``name``."""
     return await _request(connection, "prompts/get", name, lambda client: client.get_prompt(name, arguments))
+
+
+async def complete(
+    connection: McpConnection,
+    ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference,
+    argument: dict[str, str],
+    context_arguments: dict[str, str] | None = None,
+) -> mcp_types.CompleteResult:
+    """The server's ``completion/complete`` answer for one argument of its prompt or resource template."""
+    subject = ref.name if isinstance(ref, mcp_types.PromptReference) else ref.uri
+    return await _request(
+        connection,
+        "completion/complete",
+        subject,
+        lambda client: client.complete(ref, argument, context_arguments),
+    )
 
 
 async def subscribe_resource(connection: McpConnection, uri: str, *, on: bool = True) -> None:
