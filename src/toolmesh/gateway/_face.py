@@ -95,14 +95,16 @@ class _Sessions:
     private attribute (``ServerSession._connection``): the SDK offers no other handle.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, release: Callable[[int, set[str]], Awaitable[None]]) -> None:
+        """Args:
+        release: Lets go of a closed connection's resource subscriptions (its key, its URIs).
+        """
+        self._release = release
         self._by_connection: dict[int, ServerSession] = {}
         self._log_levels: dict[int, int] = {}
+        """Connection -> the lowest severity (``_SEVERITY`` rank) its ``logging/setLevel`` asked for."""
         self._subscriptions: dict[int, set[str]] = {}
         """Connection -> the resource URIs it subscribed to."""
-        self._releasing: set[int] = set()
-        """Connections whose close already releases their subscriptions."""
-        """Connection -> the lowest severity (``LEVELS`` rank) its ``logging/setLevel`` asked for."""
 
     def remember(self, session: ServerSession) -> int | None:
         """Keep ``session``'s connection until it closes; its key, or None when it has no connection."""
@@ -113,32 +115,27 @@ class _Sessions:
         if key in self._by_connection:
             return key
         self._by_connection[key] = session
-        connection.exit_stack.callback(self._forget, key)
+        connection.exit_stack.push_async_callback(self._closed, key)
         return key
 
-    def _forget(self, key: int) -> None:
+    async def _closed(self, key: int) -> None:
         self._by_connection.pop(key, None)
         self._log_levels.pop(key, None)
+        uris = self._subscriptions.pop(key, set())
+        if uris:
+            await self._release(key, uris)
 
     def subscribed_to(self, uri: str) -> list[ServerSession]:
         """The open connections subscribed to ``uri``."""
         keys = [key for key, uris in self._subscriptions.items() if uri in uris]
         return [self._by_connection[key] for key in keys if key in self._by_connection]
 
-    def subscribe(self, key: int, uri: str) -> bool:
-        """Record the connection's subscription; whether it is the connection's first."""
-        self._subscriptions.setdefault(key, set()).add(uri)
-        first = key not in self._releasing
-        self._releasing.add(key)
-        return first
-
-    def unsubscribe(self, key: int, uri: str) -> None:
-        self._subscriptions.get(key, set()).discard(uri)
-
-    def unsubscribe_all(self, key: int) -> set[str]:
-        """Forget the connection's subscriptions (it closed); the URIs it held."""
-        self._releasing.discard(key)
-        return self._subscriptions.pop(key, set())
+    def subscribe(self, key: int, uri: str, on: bool = True) -> None:
+        """Record (``on``) or drop the connection's subscription to ``uri``."""
+        if on:
+            self._subscriptions.setdefault(key, set()).add(uri)
+        else:
+            self._subscriptions.get(key, set()).discard(uri)
 
     def set_log_level(self, session: ServerSession, level: str) -> None:
         """Send this connection the log messages at ``level`` and above from now on."""
@@ -177,7 +174,7 @@ class ProfileFace:
         self.view = view
         self._hooks = hooks
         self._rounds = rounds
-        self._sessions = _Sessions()
+        self._sessions = _Sessions(self._release_all)
         self.bus = InMemorySubscriptionBus()
         """Where 2026-07-28 ``subscriptions/listen`` streams hear of changes."""
         self.listen = ListenHandler(self.bus)
@@ -248,10 +245,8 @@ class ProfileFace:
         key = self._sessions.remember(ctx.session)
         if key is None:
             raise MCPError(mcp_types.INVALID_REQUEST, "resources/subscribe needs a connection to send updates on")
-        if self._sessions.subscribe(key, str(params.uri)):
-            connection: Any = ctx.session._connection
-            connection.exit_stack.push_async_callback(self._release_all, key)
         await self._upstream.hold(self.view.servers, (self.profile, key), str(params.uri))
+        self._sessions.subscribe(key, str(params.uri))
         return mcp_types.EmptyResult()
 
     async def _unsubscribe(
@@ -259,13 +254,14 @@ class ProfileFace:
     ) -> mcp_types.EmptyResult:
         key = self._sessions.remember(ctx.session)
         if key is not None:
-            self._sessions.unsubscribe(key, str(params.uri))
+            self._sessions.subscribe(key, str(params.uri), on=False)
             await self._upstream.release((self.profile, key), str(params.uri))
         return mcp_types.EmptyResult()
 
-    async def _release_all(self, key: int) -> None:
+    async def _release_all(self, key: int, uris: set[str]) -> None:
+        """A 2025-11-25 client closed: let go of what it subscribed to."""
         with anyio.CancelScope(shield=True), anyio.move_on_after(_NOTIFY_TIMEOUT):
-            for uri in self._sessions.unsubscribe_all(key):
+            for uri in uris:
                 await self._upstream.release((self.profile, key), uri)
 
     async def _listen(
