@@ -8,6 +8,7 @@ update on to the clients subscribed to it.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,7 +19,9 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 from mcp.shared.exceptions import MCPError
 
 from _gateway import client, serving
-from toolmesh import McpServer, ToolRegistry
+from _mcp import wait_until
+from _servers import FIXTURES, stdio_params
+from toolmesh import ErrorKind, McpServer, ToolRegistry
 from toolmesh.gateway import McpGateway
 
 UPSTREAM = ["2025-11-25", "2026-07-28"]
@@ -159,3 +162,25 @@ async def test_a_refused_subscription_says_resource_not_tool() -> None:
         assert registry.connection("still").resources.uris == set()
     assert f"Subscribing to the resource '{FEED}' failed" in str(refused.value)
     assert "tool" not in str(refused.value)
+
+
+@pytest.mark.parametrize("protocol", UPSTREAM)
+async def test_a_reconnected_server_is_subscribed_again(protocol: Any, tmp_path: Path) -> None:
+    log = tmp_path / "subscriptions.log"
+    log.touch()
+    command, args, env = stdio_params(FIXTURES / "watched_server.py", {"FIXTURE_SUBSCRIPTIONS": str(log)})
+    asked = "subscribe watched://feed" if protocol == "2025-11-25" else "listen watched://feed"
+
+    def lines() -> list[str]:
+        return log.read_text().splitlines()
+
+    async with ToolRegistry() as registry:
+        connection = await registry.connect(McpServer.stdio("watched", command, args, env=env, protocol=protocol))
+        with anyio.fail_after(60):
+            await registry.subscribe_resource("watched", "watched://feed")
+            assert lines() == [asked]
+            died = await registry.dispatch("watched__die")
+            assert died.error is not None and died.error.kind is ErrorKind.UNAVAILABLE
+            await registry.list_resources("watched")  # the next request starts a new process
+            await wait_until(lambda: len(lines()) == 2, seconds=60)
+        assert lines() == [asked, asked] and connection.reconnects == 1
