@@ -174,7 +174,15 @@ async def test_a_reconnected_server_is_subscribed_again(protocol: Any, tmp_path:
     def lines() -> list[str]:
         return log.read_text().splitlines()
 
+    heard: list[tuple[str, str]] = []
+    reported = anyio.Event()
+
+    def on_updated(server: str, uri: str) -> None:
+        heard.append((server, uri))
+        reported.set()
+
     async with ToolRegistry() as registry:
+        registry.on_resource_updated(on_updated)
         connection = await registry.connect(McpServer.stdio("watched", command, args, env=env, protocol=protocol))
         with anyio.fail_after(60):
             await registry.subscribe_resource("watched", "watched://feed")
@@ -183,4 +191,6 @@ async def test_a_reconnected_server_is_subscribed_again(protocol: Any, tmp_path:
             assert died.error is not None and died.error.kind is ErrorKind.UNAVAILABLE
             await registry.list_resources("watched")  # the next request starts a new process
             await wait_until(lambda: len(lines()) == 2, seconds=60)
+            await reported.wait()
         assert lines() == [asked, asked] and connection.reconnects == 1
+        assert heard == [("watched", "watched://feed")]  # updates while it was down are unknown: read it again

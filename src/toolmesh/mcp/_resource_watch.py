@@ -1,7 +1,8 @@
 """Resource subscriptions of one connection, whatever protocol version its sessions speak.
 
 The connection's consumers subscribe to resource URIs here; the set outlives sessions
-(a reconnect subscribes again) and each update the server announces goes to
+(a reconnect subscribes again, and reports every URI updated: what changed while no
+session was up is not known) and each update the server announces goes to
 ``on_updated(label, uri)``:
 
 * 2025-11-25 sessions: ``resources/subscribe`` / ``resources/unsubscribe`` requests
@@ -10,7 +11,8 @@ The connection's consumers subscribe to resource URIs here; the set outlives ses
 * 2026-07-28 sessions, where those methods do not exist: one ``subscriptions/listen``
   stream whose filter is the set's URIs, re-opened when the set changes (events are
   not replayed: an update in the instant between two streams is not seen) and after
-  a drop. Subscribing returns once a stream covering the URI is acknowledged.
+  a drop (then every subscribed URI is reported updated, since what changed meanwhile
+  is not known). Subscribing returns once a stream covering the URI is acknowledged.
 """
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ import anyio
 import mcp_types
 from mcp.shared.subscriptions import ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from ._wire import _EXCHANGE
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -86,8 +90,11 @@ class ResourceWatch:
                     await subscribe(client, uri)
                 except Exception as exc:
                     logger.warning("MCP server %r: resubscribing to %r failed: %s", self.label, uri, exc)
+                self.updated(uri)  # what changed while no session was up is not known: read it again
             return
+        _EXCHANGE.set(None)  # a listen stream is long-lived: no answer-size bound, no status slot
         delay = _RETRY
+        dropped = bool(self.uris)  # a new session after a reconnect: report every URI, as after a drop
         while True:
             wanted = frozenset(self.uris)
             self._wanted = anyio.Event()
@@ -98,7 +105,10 @@ class ResourceWatch:
             try:
                 async with client.listen(resource_subscriptions=sorted(wanted)) as subscription:
                     self._acknowledged(wanted)
-                    delay = _RETRY
+                    if dropped:  # no replay: whatever changed meanwhile is read again
+                        for uri in sorted(wanted):
+                            self.updated(uri)
+                    delay, dropped = _RETRY, False
                     async with anyio.create_task_group() as group:
 
                         async def drain() -> None:
@@ -115,6 +125,7 @@ class ResourceWatch:
             except Exception as exc:  # a lost stream must not end the session
                 logger.debug("MCP server %r: resource subscription stream ended: %r", self.label, exc)
                 self._acknowledged(frozenset(), failed=True)
+                dropped = True
             await anyio.sleep(delay)
             delay = min(delay * 2, _RETRY_MAX)
 
