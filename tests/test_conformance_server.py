@@ -61,7 +61,7 @@ ALSO_DIRECT = (
     "elicitation-sep1330-enums",
     "server-sse-multiple-streams",
 )
-"""The rest of the active suite: the fixture server passes these too."""
+"""The rest of the active suite: the fixture server passes these too, and so does the gateway."""
 
 
 @pytest.fixture(scope="module")
@@ -111,30 +111,11 @@ async def gateway(tmp_path_factory: pytest.TempPathFactory) -> AsyncIterator[dic
             yield await run_server_suite(f"{base}/mcp", out)
 
 
-GATEWAY_GAPS: dict[str, str] = {
-    "resources-subscribe": "Method not found",
-    "resources-unsubscribe": "Method not found",
-    "tools-call-with-logging": "Method not found",
-}
-"""Named scenarios the gateway fails today, with a word of the suite's error (docs/conformance.md says why):
-resources/subscribe is relayed to an upstream that negotiated 2026-07-28, where the method does not
-exist; the gateway does not serve logging/setLevel, which the logging scenario sends first."""
+async def test_the_suite_ran_every_scenario_through_the_gateway(gateway: dict[str, Verdict]) -> None:
+    assert set(gateway) == {*REQUIRED, *ALSO_DIRECT}
 
 
-async def test_the_suite_ran_every_named_scenario_through_the_gateway(gateway: dict[str, Verdict]) -> None:
-    assert set(REQUIRED) <= set(gateway), f"missing: {sorted(set(REQUIRED) - set(gateway))}"
-
-
-@pytest.mark.parametrize("scenario", [scenario for scenario in REQUIRED if scenario not in GATEWAY_GAPS])
+@pytest.mark.parametrize("scenario", REQUIRED + ALSO_DIRECT)
 async def test_gateway_scenario(gateway: dict[str, Verdict], scenario: str) -> None:
     verdict = gateway[scenario]
     assert verdict.passed(), verdict.explain()
-
-
-@pytest.mark.parametrize("scenario", sorted(GATEWAY_GAPS))
-async def test_gateway_gap_is_still_open(gateway: dict[str, Verdict], scenario: str) -> None:
-    """A known gap fails as documented; once the gateway passes it, move it out of GATEWAY_GAPS."""
-    verdict = gateway[scenario]
-    assert not verdict.passed(), f"{scenario} passes through the gateway now: remove it from GATEWAY_GAPS"
-    errors = " ".join(str(check.get("errorMessage")) for check in verdict.checks if check["status"] == "FAILURE")
-    assert GATEWAY_GAPS[scenario] in errors, verdict.explain()

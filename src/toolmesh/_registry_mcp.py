@@ -160,10 +160,26 @@ class McpMethods:
         """
         return await _resources.get_prompt(self.connection(server), name, arguments)
 
+    async def complete(
+        self,
+        server: str,
+        ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference,
+        argument: dict[str, str],
+        context_arguments: dict[str, str] | None = None,
+    ) -> mcp_types.CompleteResult:
+        """Server ``server``'s completions for one argument (``{"name": ..., "value": ...}``) of its prompt
+        or resource template (its own names); errors as ``get_prompt``."""
+        return await _resources.complete(self.connection(server), ref, argument, context_arguments)
+
     async def subscribe_resource(self, server: str, uri: str, *, subscribe: bool = True) -> None:
         """Ask server ``server`` for (or, ``subscribe=False``, stop) updates about resource ``uri``."""
-        connection = self.connection(server)
-        if subscribe:
-            await _resources.subscribe_resource(connection, uri)
-        else:
-            await _resources.unsubscribe_resource(connection, uri)
+        await _resources.subscribe_resource(self.connection(server), uri, on=subscribe)
+
+    def on_resource_updated(self, callback: Callable[[str, str], None]) -> Callable[[], None]:
+        """Call ``callback(server, uri)`` when a server says a resource subscribed to changed.
+
+        Subscriptions (``subscribe_resource``) last across reconnects, on either protocol
+        version. The callback runs synchronously in the session's reader: keep it short.
+        Returns the function that stops it.
+        """
+        return self._mcp.on_resource_updated(callback)

@@ -10,6 +10,12 @@ that client (2025-11-25) or input rounds of the call (2026-07-28, ``_rounds``); 
 cancelling the request cancels the dispatch (and with it the upstream call). A request's W3C trace context (``_meta``'s
 ``traceparent``) is the parent of the dispatch's span.
 
+A 2025-11-25 client's ``logging/setLevel`` filters the log messages it is sent (its
+level is not passed upstream: upstream sessions are shared). Resource subscriptions
+(``resources/subscribe`` of a 2025-11-25 client, the URIs of a 2026-07-28 client's
+``subscriptions/listen`` stream) are held upstream through ``Upstream.hold`` while they
+last; each update goes to the subscribed clients.
+
 Tool-list changes reach every client: handshake-era (2025-11-25) connections are
 kept (``_Sessions``) and each is sent ``notifications/tools/list_changed``;
 2026-07-28 clients hear it on ``subscriptions/listen`` streams, through the face's
@@ -22,7 +28,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast
+from typing import Any, cast, get_args
 
 import anyio
 import mcp_types
@@ -35,10 +41,11 @@ from mcp.server.subscriptions import (
     ListenHandler,
     PromptsListChanged,
     ResourcesListChanged,
+    ResourceUpdated,
     ToolsListChanged,
 )
 from mcp.shared._otel import extract_trace_context
-from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
@@ -60,6 +67,8 @@ logger = logging.getLogger("toolmesh.gateway")
 
 _NOTIFY_TIMEOUT = 10.0
 """Seconds one client may take to accept a list-changed notification before it is skipped."""
+_SEVERITY = {level: rank for rank, level in enumerate(get_args(mcp_types.LoggingLevel))}
+"""MCP log level -> its rank, debug (0) to emergency (7)."""
 
 
 class _GatewayServer(Server[Any]):
@@ -87,18 +96,59 @@ class _Sessions:
     private attribute (``ServerSession._connection``): the SDK offers no other handle.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, release: Callable[[int, set[str]], Awaitable[None]]) -> None:
+        """Args:
+        release: Lets go of a closed connection's resource subscriptions (its key, its URIs).
+        """
+        self._release = release
         self._by_connection: dict[int, ServerSession] = {}
+        self._log_levels: dict[int, int] = {}
+        """Connection -> the lowest severity (``_SEVERITY`` rank) its ``logging/setLevel`` asked for."""
+        self._subscriptions: dict[int, set[str]] = {}
+        """Connection -> the resource URIs it subscribed to."""
 
-    def remember(self, session: ServerSession) -> None:
+    def remember(self, session: ServerSession) -> int | None:
+        """Keep ``session``'s connection until it closes; its key, or None when it has no connection."""
         connection = getattr(session, "_connection", None)
         if connection is None:
-            return
+            return None
         key = id(connection)
         if key in self._by_connection:
-            return
+            return key
         self._by_connection[key] = session
-        connection.exit_stack.callback(self._by_connection.pop, key, None)
+        connection.exit_stack.push_async_callback(self._closed, key)
+        return key
+
+    async def _closed(self, key: int) -> None:
+        self._by_connection.pop(key, None)
+        self._log_levels.pop(key, None)
+        uris = self._subscriptions.pop(key, set())
+        if uris:
+            await self._release(key, uris)
+
+    def subscribed_to(self, uri: str) -> list[ServerSession]:
+        """The open connections subscribed to ``uri``."""
+        keys = [key for key, uris in self._subscriptions.items() if uri in uris]
+        return [self._by_connection[key] for key in keys if key in self._by_connection]
+
+    def subscribe(self, key: int, uri: str, on: bool = True) -> None:
+        """Record (``on``) or drop the connection's subscription to ``uri``."""
+        if on:
+            self._subscriptions.setdefault(key, set()).add(uri)
+        else:
+            self._subscriptions.get(key, set()).discard(uri)
+
+    def set_log_level(self, session: ServerSession, level: str) -> None:
+        """Send this connection the log messages at ``level`` and above from now on."""
+        key = self.remember(session)
+        if key is not None:
+            self._log_levels[key] = _SEVERITY[level]
+
+    def wants_log(self, session: ServerSession, level: str) -> bool:
+        """Whether the connection asked for messages at ``level`` (all of them, until it sets a level)."""
+        connection = getattr(session, "_connection", None)
+        floor = self._log_levels.get(id(connection)) if connection is not None else None
+        return floor is None or _SEVERITY.get(level, len(_SEVERITY)) >= floor
 
     def __len__(self) -> int:
         return len(self._by_connection)
@@ -125,20 +175,26 @@ class ProfileFace:
         self.view = view
         self._hooks = hooks
         self._rounds = rounds
-        self._sessions = _Sessions()
+        self._sessions = _Sessions(self._release_all)
         self.bus = InMemorySubscriptionBus()
         """Where 2026-07-28 ``subscriptions/listen`` streams hear of changes."""
         self.listen = ListenHandler(self.bus)
-        self.server: Server[Any] = _GatewayServer(
-            name,
-            version=_CLIENT_INFO.version,  # toolmesh's own version, as it tells servers when it is their client
-            instructions=instructions,
-            get_tool_input_schema=self._input_schema,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            on_subscriptions_listen=self.listen,
-            **upstream.handlers(view.servers),
-        )
+        self._upstream = upstream
+        with warnings.catch_warnings():  # logging is deprecated in 2026-07-28 (SEP-2577), still served
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server: Server[Any] = _GatewayServer(
+                name,
+                version=_CLIENT_INFO.version,  # toolmesh's own version, as it tells servers when it is their client
+                instructions=instructions,
+                get_tool_input_schema=self._input_schema,
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                on_subscriptions_listen=self._listen,
+                on_subscribe_resource=self._subscribe,
+                on_unsubscribe_resource=self._unsubscribe,
+                on_set_logging_level=self._set_log_level,
+                **upstream.handlers(view.servers),
+            )
         self.server.middleware.append(self._remember)
 
     def __repr__(self) -> str:
@@ -173,6 +229,74 @@ class ProfileFace:
         if servers:
             await self.bus.publish(ResourcesListChanged())
             await self.bus.publish(PromptsListChanged())
+
+    async def _set_log_level(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.SetLevelRequestParams
+    ) -> mcp_types.EmptyResult:
+        """``logging/setLevel``: this client's level; upstream servers' levels are the operator's (shared)."""
+        if ctx.protocol_version not in MODERN_PROTOCOL_VERSIONS:
+            self._sessions.set_log_level(ctx.session, params.level)
+        return mcp_types.EmptyResult()
+
+    # -- resource subscriptions ---------------------------------------------------
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.SubscribeRequestParams
+    ) -> mcp_types.EmptyResult:
+        """``resources/subscribe`` of a 2025-11-25 client: held until it unsubscribes or disconnects."""
+        key = self._sessions.remember(ctx.session)
+        if key is None:
+            raise MCPError(mcp_types.INVALID_REQUEST, "resources/subscribe needs a connection to send updates on")
+        await self._upstream.hold(self.view.servers, (self.profile, key), str(params.uri))
+        self._sessions.subscribe(key, str(params.uri))
+        return mcp_types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.UnsubscribeRequestParams
+    ) -> mcp_types.EmptyResult:
+        key = self._sessions.remember(ctx.session)
+        if key is not None:
+            self._sessions.subscribe(key, str(params.uri), on=False)
+            await self._upstream.release((self.profile, key), str(params.uri))
+        return mcp_types.EmptyResult()
+
+    async def _release_all(self, key: int, uris: set[str]) -> None:
+        """A 2025-11-25 client closed: let go of what it subscribed to."""
+        with anyio.CancelScope(shield=True), anyio.move_on_after(_NOTIFY_TIMEOUT):
+            for uri in uris:
+                await self._upstream.release((self.profile, key), uri)
+
+    async def _listen(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.SubscriptionsListenRequestParams
+    ) -> mcp_types.SubscriptionsListenResult:
+        """A 2026-07-28 ``subscriptions/listen`` stream; its resource URIs are followed upstream while it lasts."""
+        uris = list(params.notifications.resource_subscriptions or ())
+        holder = object()  # this stream
+        held: list[str] = []
+        try:
+            for uri in uris:
+                try:
+                    await self._upstream.hold(self.view.servers, holder, uri)
+                    held.append(uri)
+                except MCPError as exc:  # honored anyway (the spec): an unknown URI simply never fires
+                    logger.debug("profile %r: no server follows %r: %s", self.profile, uri, exc)
+            return await self.listen(ctx, params)
+        finally:
+            with anyio.CancelScope(shield=True), anyio.move_on_after(_NOTIFY_TIMEOUT):
+                for uri in held:
+                    await self._upstream.release(holder, uri)
+
+    async def notify_updated(self, label: str, uri: str) -> None:
+        """Tell this profile's clients subscribed to ``uri`` (a resource of server ``label``) that it changed."""
+        if label not in self.view.servers():
+            return
+        for session in self._sessions.subscribed_to(uri):
+            with anyio.move_on_after(_NOTIFY_TIMEOUT):
+                try:
+                    await session.send_resource_updated(uri)
+                except Exception as exc:  # a client gone away: it no longer needs telling
+                    logger.debug("profile %r: a client could not be told %r changed: %r", self.profile, uri, exc)
+        await self.bus.publish(ResourceUpdated(uri))
 
     # -- tools -------------------------------------------------------------------
 
@@ -231,7 +355,9 @@ class ProfileFace:
         """The call's context: progress, elicitation and sampling reach the client that called."""
         meta = request.meta or {}
         progress = _progress_to(request.session) if meta.get("progress_token") is not None else None
-        ctx: ToolContext[Any] = ToolContext(call_id=call.id, progress=progress, on_log=_log_to(request))
+        ctx: ToolContext[Any] = ToolContext(
+            call_id=call.id, progress=progress, on_log=_log_to(request, self._sessions.wants_log)
+        )
         if request.session.can_send_request:
             ctx.elicitation = _elicitation_to(request)
             ctx.sampling = _sampling_to(request)
@@ -245,15 +371,21 @@ def _progress_to(session: ServerSession) -> Callable[[float, float | None, str |
     return progress
 
 
-def _log_to(request: ServerRequestContext[Any, Any]) -> Callable[[LogMessage], Awaitable[None]]:
+def _log_to(
+    request: ServerRequestContext[Any, Any], wants: Callable[[ServerSession, str], bool]
+) -> Callable[[LogMessage], Awaitable[None]]:
     """The call's log messages (an upstream server's, during the call) go to the client, on the call's stream.
 
-    A 2026-07-28 client gets those at or above the level its request opted in to (none without).
+    A 2025-11-25 client gets those at or above the level it set (``logging/setLevel``;
+    all before it sets one); a 2026-07-28 client those at or above the level its
+    request opted in to (none without).
     """
 
     async def log(message: LogMessage) -> None:
         level = cast("mcp_types.LoggingLevel", message.level)
         session, related = request.session, request.request_id
+        if not wants(session, level):
+            return
         with warnings.catch_warnings():  # logging is deprecated in 2026-07-28 (SEP-2577), still served
             warnings.simplefilter("ignore", MCPDeprecationWarning)
             sending = session.send_log_message(level, message.data, message.logger, related_request_id=related)

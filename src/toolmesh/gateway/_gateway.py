@@ -106,7 +106,11 @@ class McpGateway:
         self._wake: anyio.Event | None = None
         self._servers_changed = False
         self._running = 0
+        self._catalog_changed = False
+        self._updated: dict[str, str] = {}
+        """Resource URI -> server label, of the updates not yet passed on to subscribed clients."""
         self._unsubscribe = registry.on_change(self._changed)
+        self._unsubscribe_updates = registry.on_resource_updated(self._resource_updated)
 
     def __repr__(self) -> str:
         return f"McpGateway(profiles={self.profiles!r}, registry={self.registry!r})"
@@ -136,20 +140,33 @@ class McpGateway:
         for face in self._faces.values():
             face.view.invalidate()
         self._servers_changed = self._servers_changed or change.server is not None
+        self._catalog_changed = True
+        if self._wake is not None:
+            self._wake.set()
+
+    def _resource_updated(self, label: str, uri: str) -> None:
+        self._updated[uri] = label
         if self._wake is not None:
             self._wake.set()
 
     async def _fan_out(self) -> None:
-        """Tell every connected client of every profile when the catalog changed (bursts coalesce)."""
+        """Tell every connected client of every profile when the catalog changed or a subscribed resource
+        was updated (bursts coalesce)."""
         while True:
             self._wake = anyio.Event()
-            await self._wake.wait()
+            if not (self._catalog_changed or self._updated):
+                await self._wake.wait()
+            changed, self._catalog_changed = self._catalog_changed, False
             servers, self._servers_changed = self._servers_changed, False
+            updated, self._updated = self._updated, {}
             for face in self._faces.values():
                 try:
-                    await face.notify_changed(servers)
+                    if changed:
+                        await face.notify_changed(servers)
+                    for uri, label in updated.items():
+                        await face.notify_updated(label, uri)
                 except Exception:  # one profile's failure must neither stop the fan-out nor the server
-                    logger.exception("profile %r: telling clients of a tool-list change failed", face.profile)
+                    logger.exception("profile %r: telling clients of a change failed", face.profile)
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

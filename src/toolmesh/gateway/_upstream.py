@@ -13,6 +13,12 @@ Namespacing:
   of each server in connection order until one has it. When two servers list the
   same URI, the first in connection order serves it.
 
+``completion/complete`` goes to the server of the prompt (found as ``prompts/get`` finds
+it) or of the resource template (the first server listing that URI template).
+Resource subscriptions are held here for the whole gateway (``hold``/``release``): the
+first holder of a URI subscribes the server that has it (found as a read is), the last
+one to leave unsubscribes it.
+
 A profile serves the resources and prompts of the servers it shows: the default
 profile every connected server that ``AllowServers``/``DenyServers`` rules allow,
 another profile the servers with a row in it. A server
@@ -22,7 +28,7 @@ that fails its listing is left out of that listing (and logged), not the whole a
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from typing import Any, TypeVar
 
 import mcp_types
@@ -77,6 +83,38 @@ class Upstream:
         """Resource URI -> label of the server whose listing showed it first."""
         self._prompts: dict[str, tuple[str, str]] = {}
         """Served prompt name -> (server label, the server's own prompt name), from the listings."""
+        self._holders: dict[str, set[Hashable]] = {}
+        """Subscribed resource URI -> who holds the subscription (a client connection, a listen stream)."""
+        self._subscribed_at: dict[str, str] = {}
+        """Subscribed resource URI -> label of the server subscribed to it."""
+
+    async def hold(self, servers: Servers, holder: Hashable, uri: str) -> None:
+        """Subscribe ``holder`` to ``uri``; the first holder subscribes the server that has it.
+
+        Raises:
+            MCPError: no server of the profile would subscribe (its model text).
+        """
+        if uri not in self._subscribed_at:
+            self._subscribed_at[uri] = await self._routed(servers, uri, lambda label: self._subscribe(label, uri))
+        self._holders.setdefault(uri, set()).add(holder)
+
+    async def _subscribe(self, label: str, uri: str) -> str:
+        await self._registry.subscribe_resource(label, uri)
+        return label
+
+    async def release(self, holder: Hashable, uri: str) -> None:
+        """``holder`` no longer follows ``uri``; the last one to leave unsubscribes the server."""
+        holders = self._holders.get(uri, set())
+        holders.discard(holder)
+        label = self._subscribed_at.get(uri)
+        if holders or label is None:
+            return
+        del self._subscribed_at[uri]
+        self._holders.pop(uri, None)
+        try:
+            await self._registry.subscribe_resource(label, uri, subscribe=False)
+        except (ToolExecutionError, ConfigurationError) as exc:  # gone, or it forgot already
+            logger.debug("MCP server %r: unsubscribing from %r failed: %s", label, uri, exc)
 
     def _declares(self, label: str, capability: str) -> bool | None:
         """Whether server ``label`` declared ``capability``; None when its capabilities are unknown.
@@ -158,22 +196,6 @@ class Upstream:
             read = await self._routed(servers, uri, lambda label: self._registry.read_resource_result(label, uri))
             return own_hop(read)
 
-        async def subscribe(
-            ctx: ServerRequestContext[Any, Any], params: mcp_types.SubscribeRequestParams
-        ) -> mcp_types.EmptyResult:
-            uri = str(params.uri)
-            await self._routed(servers, uri, lambda label: self._registry.subscribe_resource(label, uri))
-            return mcp_types.EmptyResult()
-
-        async def unsubscribe(
-            ctx: ServerRequestContext[Any, Any], params: mcp_types.UnsubscribeRequestParams
-        ) -> mcp_types.EmptyResult:
-            uri = str(params.uri)
-            await self._routed(
-                servers, uri, lambda label: self._registry.subscribe_resource(label, uri, subscribe=False)
-            )
-            return mcp_types.EmptyResult()
-
         async def list_prompts(
             ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
         ) -> mcp_types.ListPromptsResult:
@@ -183,28 +205,65 @@ class Upstream:
         async def get_prompt(
             ctx: ServerRequestContext[Any, Any], params: mcp_types.GetPromptRequestParams
         ) -> mcp_types.GetPromptResult:
-            labels = self._having(servers, "prompts")
-            found = self._prompts.get(params.name)
-            if found is None or found[0] not in labels:
-                await self._prompt_listing(servers)  # a prompt added since the client listed
-                found = self._prompts.get(params.name)
-            if found is None or found[0] not in labels:
-                raise MCPError(mcp_types.INVALID_PARAMS, f"unknown prompt {params.name!r}")
-            label, name = found
+            label, name = await self._prompt_owner(servers, params.name)
             try:
                 return own_hop(await self._registry.get_prompt(label, name, params.arguments))
             except ToolExecutionError as exc:
                 raise _mcp_error(exc, mcp_types.INVALID_PARAMS) from None
 
+        async def complete(
+            ctx: ServerRequestContext[Any, Any], params: mcp_types.CompleteRequestParams
+        ) -> mcp_types.CompleteResult:
+            ref = params.ref
+            if isinstance(ref, mcp_types.PromptReference):
+                label, name = await self._prompt_owner(servers, ref.name)
+                ref = ref.model_copy(update={"name": name})
+            else:
+                label = await self._template_owner(servers, ref.uri)
+            if self._declares(label, "completions") is False:
+                return mcp_types.CompleteResult(completion=mcp_types.Completion(values=[]))
+            argument = {"name": params.argument.name, "value": params.argument.value}
+            context = params.context.arguments if params.context is not None else None
+            try:
+                return own_hop(await self._registry.complete(label, ref, argument, context))
+            except ToolExecutionError as exc:
+                raise _mcp_error(exc, mcp_types.INVALID_PARAMS) from None
+
         return {
+            "on_completion": complete,
             "on_list_resources": list_resources,
             "on_list_resource_templates": list_templates,
             "on_read_resource": read_resource,
-            "on_subscribe_resource": subscribe,
-            "on_unsubscribe_resource": unsubscribe,
             "on_list_prompts": list_prompts,
             "on_get_prompt": get_prompt,
         }
+
+    async def _prompt_owner(self, servers: Servers, served: str) -> tuple[str, str]:
+        """The server of the prompt served as ``served``, and the server's own name for it.
+
+        Raises:
+            MCPError: ``INVALID_PARAMS`` for a prompt no server of the profile lists.
+        """
+        labels = self._having(servers, "prompts")
+        found = self._prompts.get(served)
+        if found is None or found[0] not in labels:
+            await self._prompt_listing(servers)  # a prompt added since the client listed
+            found = self._prompts.get(served)
+        if found is None or found[0] not in labels:
+            raise MCPError(mcp_types.INVALID_PARAMS, f"unknown prompt {served!r}")
+        return found
+
+    async def _template_owner(self, servers: Servers, uri_template: str) -> str:
+        """The first server (in connection order) of the profile listing the resource template.
+
+        Raises:
+            MCPError: ``INVALID_PARAMS`` for a template no server of the profile lists.
+        """
+        for label in self._having(servers, "resources"):
+            templates = await self._gather([label], "resources/templates/list", self._registry.list_resource_templates)
+            if any(template.uri_template == uri_template for template in templates):
+                return label
+        raise MCPError(mcp_types.INVALID_PARAMS, f"unknown resource template {uri_template!r}")
 
     async def _routed(self, servers: Servers, uri: str, ask: Callable[[str], Awaitable[T]]) -> T:
         """``ask(label)`` of the server owning ``uri``, else of each server in turn until one answers.

@@ -37,6 +37,7 @@ from .._output import ToolOutput, truncate_text
 from . import _convert, _errors
 from ._catalog import discover_tools
 from ._input_rounds import send_call
+from ._resource_watch import ResourceWatch
 from ._secrets import LOG_GUARD, Secrets
 from ._server_log import ServerLog
 from ._session import Exchange, Session, exchange
@@ -62,9 +63,8 @@ _UNAVAILABLE = "The tool is unavailable right now (its server could not be reach
 class McpConnection:
     """The live session of one MCP server, shared by all its rows (an ``McpCaller``).
 
-    Made and owned by ``ToolRegistry.connect``; hosts read its facts: ``label``,
-    ``spec``, ``state``, ``protocol_version``, ``server_info``, ``capabilities``,
-    ``instructions``.
+    Made and owned by ``ToolRegistry.connect``; hosts read its facts: ``label``, ``spec``, ``state``,
+    ``protocol_version``, ``server_info``, ``capabilities``, ``instructions``.
     """
 
     def __init__(
@@ -88,6 +88,7 @@ class McpConnection:
         self._last_error: str | None = None
         self._secrets = Secrets.of(spec)
         self.server_log = ServerLog(spec.label, self._secrets.redact if self._secrets else None)
+        self.resources = ResourceWatch(spec.label)  # the resources subscribed to, across sessions
         self.reconnects = 0
         """How many times a lost session was replaced by a new one."""
         self.protocol_version: str | None = None
@@ -99,9 +100,8 @@ class McpConnection:
         self.instructions: str | None = None
         """The server's instructions for the model, if any."""
         self.on_tools_changed: Callable[[McpConnection], None] | None = None
-        """Called when the tool list may have changed: the server announced it
-        (``notifications/tools/list_changed``, or an event on a 2026-07-28
-        ``subscriptions/listen`` stream), or a lost session was replaced."""
+        """Called when the tool list may have changed: the server announced it (``notifications/tools/list_changed``,
+        or an event on a 2026-07-28 ``subscriptions/listen`` stream), or a lost session was replaced."""
 
     def __repr__(self) -> str:
         return f"McpConnection(label={self.label!r}, state={self.state!r}, protocol={self.protocol_version!r})"
@@ -126,6 +126,7 @@ class McpConnection:
         session = Session(
             self.spec, self._generation, self._tools_changed, server_log=self.server_log, callbacks=self._callbacks
         )
+        session.resources = self.resources
         self._task_group.start_soon(self._run_session, session, name=f"toolmesh MCP session {self.label!r}")
         return session
 

@@ -261,12 +261,30 @@ def is_session_fatal(exc: BaseException) -> bool:
 
 
 _FEEDBACK: dict[ErrorKind, str] = {
-    ErrorKind.UNAVAILABLE: "The tool {tool!r} is unavailable right now (its server could not be reached). "
+    ErrorKind.UNAVAILABLE: "The {thing} {tool!r} is unavailable right now (its server could not be reached). "
     "You may try again later.",
-    ErrorKind.TIMEOUT: "The tool {tool!r} did not answer in time. You may try again.",
-    ErrorKind.RATE_LIMITED: "The tool {tool!r} is rate limited. Wait before trying again.",
-    ErrorKind.PERMISSION_DENIED: "Permission to use the tool {tool!r} was denied.",
+    ErrorKind.TIMEOUT: "The {thing} {tool!r} did not answer in time. You may try again.",
+    ErrorKind.RATE_LIMITED: "The {thing} {tool!r} is rate limited. Wait before trying again.",
+    ErrorKind.PERMISSION_DENIED: "Permission to use the {thing} {tool!r} was denied.",
 }
+
+
+def _thing(operation: str) -> str:
+    """What an operation's subject is, in a model text: a tool, a resource, a prompt, or (listings) a server."""
+    if operation.endswith("/list"):
+        return "server"
+    things = {"resources": "resource", "prompts": "prompt", "completion": "prompt or resource template"}
+    return things.get(operation.split("/")[0], "tool")
+
+
+_SUBJECTS: dict[str, str] = {
+    "resources/read": "Reading the resource {tool!r}",
+    "resources/subscribe": "Subscribing to the resource {tool!r}",
+    "resources/unsubscribe": "Unsubscribing from the resource {tool!r}",
+    "prompts/get": "Getting the prompt {tool!r}",
+    "completion/complete": "Completing an argument of {tool!r}",
+}
+"""What failed, by operation, in the model text of a server's error answer (else a tool call)."""
 
 
 def map_error(
@@ -322,10 +340,10 @@ def map_error(
         and mapped.http_status is None
         and isinstance(_leaf(exc), MCPError)
     ):
-        subject = f"Reading the resource {tool!r}" if operation == "resources/read" else f"The tool {tool!r}"
+        subject = _SUBJECTS.get(operation, "The tool {tool!r}").format(tool=tool)
         feedback = f"{subject} failed: {_leaf(exc)}"
     elif mapped.kind in _FEEDBACK:
-        feedback = _FEEDBACK[mapped.kind].format(tool=tool)
+        feedback = _FEEDBACK[mapped.kind].format(thing=_thing(operation), tool=tool)
     else:
         feedback = mapped.kind.default_feedback
     return ToolExecutionError(

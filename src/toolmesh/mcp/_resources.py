@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 import mcp_types
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from .._errors import ErrorKind, ToolExecutionError
+from ._resource_watch import subscribe
 from ._wire import exchange
 
 if TYPE_CHECKING:
@@ -26,13 +28,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAX_PAGES",
+    "complete",
     "get_prompt",
     "list_prompts",
     "list_resource_templates",
     "list_resources",
     "read_resource",
     "subscribe_resource",
-    "unsubscribe_resource",
 ]
 
 MAX_PAGES = 100
@@ -121,23 +123,46 @@ async def get_prompt(
     return await _request(connection, "prompts/get", name, lambda client: client.get_prompt(name, arguments))
 
 
-async def subscribe_resource(connection: McpConnection, uri: str) -> None:
-    """Ask the server for ``notifications/resources/updated`` about ``uri`` (handshake-era servers)."""
-    request = mcp_types.SubscribeRequest(params=mcp_types.SubscribeRequestParams(uri=uri))
-    await _request(
+async def complete(
+    connection: McpConnection,
+    ref: mcp_types.PromptReference | mcp_types.ResourceTemplateReference,
+    argument: dict[str, str],
+    context_arguments: dict[str, str] | None = None,
+) -> mcp_types.CompleteResult:
+    """The server's ``completion/complete`` answer for one argument of its prompt or resource template."""
+    subject = ref.name if isinstance(ref, mcp_types.PromptReference) else ref.uri
+    return await _request(
         connection,
-        "resources/subscribe",
-        uri,
-        lambda client: client.session.send_request(request, mcp_types.EmptyResult),
+        "completion/complete",
+        subject,
+        lambda client: client.complete(ref, argument, context_arguments),
     )
 
 
-async def unsubscribe_resource(connection: McpConnection, uri: str) -> None:
-    """Stop the server's updates about ``uri``."""
-    request = mcp_types.UnsubscribeRequest(params=mcp_types.UnsubscribeRequestParams(uri=uri))
-    await _request(
-        connection,
-        "resources/unsubscribe",
-        uri,
-        lambda client: client.session.send_request(request, mcp_types.EmptyResult),
-    )
+async def subscribe_resource(connection: McpConnection, uri: str, *, on: bool = True) -> None:
+    """Follow (``on``) or stop following the server's updates about ``uri``, kept across reconnects.
+
+    2025-11-25 sessions: ``resources/subscribe`` / ``resources/unsubscribe``;
+    2026-07-28 sessions: the connection's ``subscriptions/listen`` stream (``_resource_watch``).
+    """
+    watch = connection.resources
+    session = await connection._live()
+    client = session.client
+    assert client is not None
+    if client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        if on:
+            await watch.add_modern(uri)
+        else:
+            watch.remove_modern(uri)
+        return
+    operation = "resources/subscribe" if on else "resources/unsubscribe"
+    await _request(connection, operation, uri, lambda client: _subscribed(client, uri, on))
+    if on:
+        watch.uris.add(uri)
+    else:
+        watch.uris.discard(uri)
+
+
+async def _subscribed(client: Client, uri: str, on: bool) -> mcp_types.EmptyResult:
+    await subscribe(client, uri, on=on)
+    return mcp_types.EmptyResult()

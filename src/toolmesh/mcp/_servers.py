@@ -86,6 +86,7 @@ class McpServers:
         self._servers: dict[str, _Server] = {}
         self._refreshing: set[str] = set()
         self._refresh_again: set[str] = set()
+        self._resource_listeners: list[Callable[[str, str], None]] = []
         self._exit_stack = AsyncExitStack()
         self._task_group: anyio.abc.TaskGroup | None = None
         self._closed = False
@@ -196,6 +197,7 @@ class McpServers:
         self._servers[label] = _Server(connection, {row.name: row for row in rows})
         self._changed(None, ())
         connection.on_tools_changed = self._tools_changed
+        connection.resources.on_updated = self._resource_updated
 
     def _drop(self, label: str) -> McpConnection:
         server = self._servers.pop(label)
@@ -286,6 +288,20 @@ class McpServers:
         if label not in self._servers:
             raise ConfigurationError(f"disconnect: no MCP server {label!r} is connected (connected: {self._known()})")
         await _close(self._drop(label))
+
+    def on_resource_updated(self, callback: Callable[[str, str], None]) -> Callable[[], None]:
+        """Call ``callback(label, uri)`` on each update of a subscribed resource; returns the remover."""
+        self._resource_listeners.append(callback)
+
+        def remove() -> None:
+            if callback in self._resource_listeners:
+                self._resource_listeners.remove(callback)
+
+        return remove
+
+    def _resource_updated(self, label: str, uri: str) -> None:
+        for callback in list(self._resource_listeners):
+            callback(label, uri)
 
     # -- refreshing -----------------------------------------------------------------
 

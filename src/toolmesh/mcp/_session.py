@@ -49,6 +49,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from . import _errors, _wire
 from ._discover import discover_pinned
 from ._in_flight import InFlight, no_current_call
+from ._resource_watch import ResourceWatch
 from ._secrets import Secrets
 from ._server_log import ServerLog
 from ._stdio import stdio_transport
@@ -196,6 +197,8 @@ class Session:
     """Where the server's log messages go (the connection's, shared by its sessions)."""
     callbacks: HostCallbacks | None = None
     """The registry's default callbacks: each one present is declared as a client capability."""
+    resources: ResourceWatch | None = None
+    """The connection's resource subscriptions (shared by its sessions)."""
     in_flight: InFlight = field(init=False)
     """The calls in flight on this session, to which the server's requests and logs are routed."""
     turns: anyio.Semaphore | None = field(init=False)
@@ -236,6 +239,8 @@ class Session:
                         await self.server_log.attach(client)
                     self.client = client
                     async with anyio.create_task_group() as watchers:
+                        if self.resources is not None:
+                            watchers.start_soon(self.resources.keep, client)
                         if _wants_listen(client):
                             # Events are not replayed: the session is ready once its first
                             # subscriptions/listen stream is acknowledged (or has failed), so a
@@ -350,6 +355,9 @@ class Session:
             logger.debug("MCP server %r: transport reported %r", self.label, message)
         elif isinstance(message, mcp_types.ToolListChangedNotification):
             self.on_tools_changed()  # handshake-era sessions (2025-11-25)
+        elif isinstance(message, mcp_types.ResourceUpdatedNotification):
+            if self.resources is not None:
+                self.resources.updated(str(message.params.uri))  # handshake-era sessions
         elif isinstance(message, mcp_types.LoggingMessageNotification):
             if self.server_log is not None:
                 self.server_log.emit(message.params)
