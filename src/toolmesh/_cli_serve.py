@@ -339,6 +339,8 @@ def serve(
         responses = settings_from_config(gateway_config.responses, responses_upstream)
     except ConfigurationError as exc:
         _fail(str(exc))
+    if responses is not None:
+        _require_openai()
     if responses is not None and stdio:
         _fail("the Responses endpoint is served over HTTP: leave out --transport stdio, or --responses-upstream")
     if responses is not None and responses.profile not in known:
@@ -371,3 +373,11 @@ def serve(
 
     run_guarded(sources, work)
     _note("stopped: the client sessions, the upstream sessions and the servers' processes are closed")
+
+
+def _require_openai() -> None:
+    """Exit with the install line when the ``openai`` package (the endpoint's upstream client) is missing."""
+    try:
+        import openai  # noqa: F401
+    except ModuleNotFoundError:
+        _fail("the Responses endpoint needs the openai package: pip install 'toolmesh[responses]'")
