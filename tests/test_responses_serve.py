@@ -56,7 +56,8 @@ async def _lines(stream: Any) -> Any:
 
 async def test_toolmesh_serve_with_a_responses_upstream_runs_a_turn_for_the_sdk(tmp_path: Path) -> None:
     config = tmp_path / "toolmesh.json"
-    config.write_text(json.dumps({"native": [f"{ROOT / 'examples' / 'tools.py'}:registry"], "serve": {"port": 0}}))
+    native = [f"{ROOT / 'examples' / 'tools.py'}:registry"]
+    config.write_text(json.dumps({"native": native, "serve": {"port": 0}, "responses": {"offerCatalog": True}}))
     replies = [
         Reply(tool_calls=[("forecast", '{"city": "Oslo"}'), ("calc__add", '{"a": 1, "b": 2}')]),
         Reply(text="Cold, and 3."),
@@ -72,6 +73,9 @@ async def test_toolmesh_serve_with_a_responses_upstream_runs_a_turn_for_the_sdk(
             lines, seen = _lines(process.stdout), []
             with anyio.fail_after(90):
                 found = await _line(lines, r"responses: (http://127\.0\.0\.1:\d+)/v1/responses", seen)
+                offers = await _line(lines, r"offers the profile 'default' \((\d+) tools\)", seen)
+                assert "WITHOUT approval" in offers.string
+                assert "approval secret: per-process" in (await _line(lines, "approval secret", seen)).string
             async with AsyncOpenAI(base_url=found.group(1) + "/v1", api_key="x", max_retries=0, timeout=60) as client:
                 with anyio.fail_after(60):
                     response = await client.responses.create(

@@ -182,7 +182,7 @@ async def test_the_catalog_rows_are_offered_and_run_through_the_registry() -> No
     registry = ToolRegistry()
     registry.register(shout)
     replies = [Reply(tool_calls=[("shout", '{"text": "hi"}')]), Reply(text="HI")]
-    async with scene(replies, registry=registry) as (client, upstream, _):
+    async with scene(replies, registry=registry, offer_catalog=True) as (client, upstream, _):
         response = await client.responses.create(model="m", input="shout hi")
     strict_response(response)
     call = response.output[0]

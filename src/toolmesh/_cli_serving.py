@@ -71,11 +71,8 @@ async def serve_catalog(
         def ready(base: str) -> None:
             _announce(base, settings, gateway_config, registry, sizes)
             if responses is not None:
-                console.print(
-                    Text(f"responses: {base}{responses.path} (upstream {responses.upstream})"),
-                    soft_wrap=True,
-                    highlight=False,
-                )
+                for line in responses_lines(base, responses, gateway_config, sizes):
+                    console.print(Text(line), soft_wrap=True, highlight=False)
                 sys.stdout.flush()
 
         try:
@@ -85,6 +82,27 @@ async def serve_catalog(
                 f"cannot listen on {http.host}:{http.port} ({exc.strerror or exc}); "
                 "is another gateway running there? Give another --port (0: any free one)"
             ) from None
+
+
+def responses_lines(base: str, responses: ResponsesSettings, config: GatewayConfig, sizes: dict[str, int]) -> list[str]:
+    """The Responses endpoint's banner: its URL, what the catalog offers without approval, the approval secret."""
+    lines = [f"responses: {base}{responses.path} (upstream {responses.upstream})"]
+    if responses.offer_catalog:
+        size = sizes[responses.profile]
+        lines.append(
+            f"  offers the profile {responses.profile!r} ({size} tool{'s' * (size != 1)}) to every request; "
+            "they run WITHOUT approval (require_approval applies to request-declared servers only)"
+        )
+    else:
+        lines.append("  the catalog is not offered (responses.offerCatalog: false): request-declared servers only")
+    secret_env = config.responses.secret_env if config.responses is not None else None
+    if secret_env:
+        lines.append(f"  approval secret: from ${secret_env}")
+    else:
+        lines.append(
+            "  approval secret: per-process (a restart invalidates pending approvals; set responses.secretEnv)"
+        )
+    return lines
 
 
 def catalog_line(registry: ToolRegistry, sizes: dict[str, int]) -> str:

@@ -108,7 +108,7 @@ class ResponsesKeys(BaseModel):
     secret_env: str | None = Field(None, alias="secretEnv")
     allowed_hosts: list[str] = Field(default_factory=list, alias="allowedHosts")
     profile: str = "default"
-    offer_catalog: bool = Field(True, alias="offerCatalog")
+    offer_catalog: bool = Field(False, alias="offerCatalog")
     read_resource: bool = Field(False, alias="readResource")
     max_servers: int = Field(64, ge=1, alias="maxServers")
     max_tools: int = Field(128, ge=1, alias="maxTools")

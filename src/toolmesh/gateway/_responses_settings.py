@@ -39,8 +39,9 @@ class ResponsesSettings:
     give every replica the same one so an approval can come back to any of them)."""
     profile: str = "default"
     """The gateway profile whose rows every request is offered as gateway-owned tools."""
-    offer_catalog: bool = True
-    """Offer the profile's rows (False: only the request's own tools)."""
+    offer_catalog: bool = False
+    """Offer the profile's rows to every request (off by default: they run without approval, which
+    applies to request-declared servers only, so an operator opts in)."""
     read_resource: bool = False
     """Offer a ``read_mcp_resource(server_label, uri)`` tool reading the declared servers' resources."""
     max_servers: int = 64
