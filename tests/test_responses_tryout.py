@@ -4,13 +4,18 @@ offered by default, upstream errors, approval secrets and the allowlist (issue 1
 from __future__ import annotations
 
 import json
+import logging
 import os
 import subprocess
 import sys
 from pathlib import Path
 
-from _responses import Reply, scene
-from _servers import ROOT
+import anyio
+import openai
+import pytest
+
+from _responses import Reply, ScriptedUpstream, responses_gateway, scene, serve_asgi
+from _servers import ROOT, free_port
 from toolmesh import ToolRegistry, tool
 from toolmesh.gateway import ResponsesSettings
 
@@ -48,3 +53,28 @@ async def test_the_catalog_is_not_offered_unless_the_operator_opts_in() -> None:
         response = await client.responses.create(model="m", input="hi")
     assert response.output_text == "ok"
     assert "wipe" not in json.dumps(upstream.requests[0].get("tools", []))
+
+
+async def test_an_upstream_404_names_the_url_and_asks_about_v1(caplog: pytest.LogCaptureFixture) -> None:
+    upstream = ScriptedUpstream([Reply(text="never")])
+    caplog.set_level(logging.WARNING, logger="toolmesh.gateway")
+    async with serve_asgi(upstream.app) as model, responses_gateway(model, api_key="sk-secret-key") as (client, _):
+        with anyio.fail_after(60), pytest.raises(openai.NotFoundError) as raised:
+            await client.responses.create(model="m", input="hi")
+    message = raised.value.message
+    assert f"answered 404 at {model}/chat/completions" in message
+    assert "does --responses-upstream end in /v1?" in message
+    logged = [r.getMessage() for r in caplog.records if r.name == "toolmesh.gateway"]
+    assert any("answered 404" in line for line in logged)
+    assert not any("sk-secret-key" in line for line in logged)
+
+
+async def test_an_unreachable_upstream_is_a_502_naming_its_url(caplog: pytest.LogCaptureFixture) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    caplog.set_level(logging.WARNING, logger="toolmesh.gateway")
+    async with responses_gateway(url) as (client, _):
+        with anyio.fail_after(60), pytest.raises(openai.InternalServerError) as raised:
+            await client.responses.create(model="m", input="hi")
+    assert raised.value.status_code == 502
+    assert f"cannot reach the upstream model server at {url}" in raised.value.message
+    assert any(url in r.getMessage() for r in caplog.records if r.name == "toolmesh.gateway")

@@ -47,6 +47,7 @@ from ._responses_request import RequestError, ResponsesRequest, parse_request
 from ._responses_servers import READ_RESOURCE, discover, resource_reader
 from ._responses_settings import ResponsesSettings
 from ._responses_turn import Turn
+from ._responses_upstream import upstream_failure
 from ._responses_urls import UrlPolicy
 
 if TYPE_CHECKING:
@@ -167,13 +168,8 @@ class ResponsesEndpoint:
                 return JSONResponse(await turn.run())
         except RequestError as exc:
             return _error(exc)
-        except openai.APIStatusError as exc:
-            status = exc.status_code if 400 <= exc.status_code < 500 else 502
-            return _error(
-                RequestError(f"the upstream model server answered {exc.status_code}: {exc.message}", status=status)
-            )
         except openai.APIError as exc:
-            return _error(RequestError(f"the upstream model server failed: {exc}", status=502))
+            return _error(upstream_failure(exc, self.settings.upstream))
         except Exception:
             logger.exception("the Responses endpoint failed a request")
             return _error(RequestError("the gateway failed this response (see its log)", status=500))
@@ -231,7 +227,7 @@ class ResponsesEndpoint:
                     final = await turn.run()
                     await events.response(final["status"], final)
                 except openai.APIError as exc:
-                    error = {"code": "server_error", "message": f"the upstream model server failed: {exc}"}
+                    error = {"code": "server_error", "message": upstream_failure(exc, self.settings.upstream).message}
                     await events.response("failed", turn.response("failed", error=error))
                 except Exception:
                     logger.exception("the Responses endpoint failed a streamed response")

@@ -13,15 +13,22 @@ here: the body is built by the gateway already in the wire shape.
 
 from __future__ import annotations
 
+import logging
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import urlsplit, urlunsplit
 
+import openai
 from openai import AsyncOpenAI, AsyncStream
 from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
-__all__ = ["Completion", "complete"]
+from ._responses_request import RequestError
+
+__all__ = ["Completion", "complete", "upstream_failure"]
+
+logger = logging.getLogger("toolmesh.gateway")
 
 
 @dataclass
@@ -115,3 +122,32 @@ async def _streamed(
                         call["arguments"] += piece.function.arguments or ""
     out.tool_calls = [calls[index] for index in sorted(calls)]
     return out
+
+
+def upstream_failure(exc: openai.APIError, upstream: str) -> RequestError:
+    """The client's error for a failed upstream call, also logged (``toolmesh.gateway``) for the operator.
+
+    A 404 usually means the base URL lacks ``/v1``; a connection failure names the URL. The
+    URL is shown without userinfo and nothing carries the API key.
+    """
+    shown = _without_userinfo(upstream)
+    if isinstance(exc, openai.APIStatusError):
+        status = exc.status_code if 400 <= exc.status_code < 500 else 502
+        message = f"the upstream model server answered {exc.status_code} at {shown}/chat/completions: {exc.message}"
+        if exc.status_code == 404:
+            message += " (does --responses-upstream end in /v1? or is the model name one it serves?)"
+    elif isinstance(exc, openai.APIConnectionError):
+        status = 502
+        message = f"cannot reach the upstream model server at {shown} ({exc}); is it running, and is the URL right?"
+    else:
+        status = 502
+        message = f"the upstream model server at {shown} failed: {exc}"
+    logger.warning("responses: %s", message)
+    return RequestError(message, status=status)
+
+
+def _without_userinfo(url: str) -> str:
+    parts = urlsplit(url.rstrip("/"))
+    if "@" not in parts.netloc:
+        return url.rstrip("/")
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))
