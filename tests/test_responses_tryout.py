@@ -14,7 +14,7 @@ import anyio
 import openai
 import pytest
 
-from _responses import Reply, ScriptedUpstream, responses_gateway, scene, serve_asgi
+from _responses import Reply, ScriptedUpstream, mcp_tool, responses_gateway, scene, serve_asgi
 from _servers import ROOT, free_port
 from toolmesh import ToolRegistry, tool
 from toolmesh.gateway import ResponsesSettings
@@ -78,3 +78,22 @@ async def test_an_unreachable_upstream_is_a_502_naming_its_url(caplog: pytest.Lo
     assert raised.value.status_code == 502
     assert f"cannot reach the upstream model server at {url}" in raised.value.message
     assert any(url in r.getMessage() for r in caplog.records if r.name == "toolmesh.gateway")
+
+
+async def test_an_approval_from_a_gateway_with_another_secret_says_to_set_secret_env() -> None:
+    replies = [Reply(tool_calls=[("calc__add", '{"a": 1, "b": 1}')])]
+    async with scene(replies) as (client, _, url):
+        tool = mcp_tool("calc", url)
+        del tool["require_approval"]
+        first = await client.responses.create(model="m", input="1+1", tools=[tool])
+    history = [{"role": "user", "content": "1+1"}, *(item.model_dump(exclude_none=True) for item in first.output)]
+    answer = {"type": "mcp_approval_response", "approval_request_id": first.output[1].id, "approve": True}
+    async with scene([Reply(text="never")]) as (restarted, upstream, url):
+        tool = mcp_tool("calc", url)
+        del tool["require_approval"]
+        with pytest.raises(openai.BadRequestError) as refused:
+            await restarted.responses.create(model="m", input=[*history, answer], tools=[tool])
+    assert isinstance(refused.value.body, dict)
+    assert "or the gateway restarted / has another secret" in refused.value.body["message"]
+    assert "set responses.secretEnv so approvals survive restarts" in refused.value.body["message"]
+    assert upstream.requests == []

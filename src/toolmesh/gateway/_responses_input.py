@@ -139,7 +139,9 @@ def _item(
             if not approvals.verify(request_id, label, wire, arguments):
                 raise RequestError(
                     f"`{where}`: this mcp_approval_request was not made by this gateway for this call (its id "
-                    "does not match its server_label, name and arguments); send the item back unchanged",
+                    "does not match its server_label, name and arguments); send the item back unchanged, "
+                    "or the gateway restarted / has another secret: set responses.secretEnv so approvals "
+                    "survive restarts",
                     where,
                 )
             assert isinstance(label, str) and isinstance(wire, str) and isinstance(arguments, str)
