@@ -17,7 +17,11 @@ import pytest
 from _responses import Reply, ScriptedUpstream, mcp_tool, responses_gateway, scene, serve_asgi
 from _servers import ROOT, free_port
 from toolmesh import ToolRegistry, tool
-from toolmesh.gateway import ResponsesSettings
+from toolmesh._errors import ConfigurationError
+from toolmesh.gateway import GatewayConfig, ResponsesSettings
+from toolmesh.gateway._responses_request import RequestError
+from toolmesh.gateway._responses_settings import settings_from_config
+from toolmesh.gateway._responses_urls import UrlPolicy
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
 NO_OPENAI = (
@@ -97,3 +101,33 @@ async def test_an_approval_from_a_gateway_with_another_secret_says_to_set_secret
     assert "or the gateway restarted / has another secret" in refused.value.body["message"]
     assert "set responses.secretEnv so approvals survive restarts" in refused.value.body["message"]
     assert upstream.requests == []
+
+
+@pytest.mark.parametrize(
+    ("entry", "said"),
+    [
+        ("*", "not a hostname"),
+        ("mcp.example.com:8443", "has a port"),
+        ("https://mcp.example.com/mcp", "list only its host"),
+        ("0.0.0.0/0", "allows every address"),
+        ("::/0", "allows every address"),
+    ],
+)
+def test_a_bad_allowed_hosts_entry_is_refused_at_load_naming_the_key(tmp_path: Path, entry: str, said: str) -> None:
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps({"responses": {"upstream": "http://127.0.0.1:9/v1", "allowedHosts": ["ok.org", entry]}}))
+    with pytest.raises(ConfigurationError, match=r"responses\.allowedHosts\[1\]") as refused:
+        settings_from_config(GatewayConfig.load(path).responses)
+    assert said in str(refused.value)
+
+
+async def test_a_metadata_address_is_reached_only_when_listed_by_itself() -> None:
+    wide = UrlPolicy(("169.254.0.0/16", "fd00:ec2::/32"))
+    for url in ("http://169.254.169.254/mcp", "https://[fd00:ec2::254]/mcp"):
+        with pytest.raises(RequestError, match=r"responses\.allowedHosts") as refused:
+            await wide.check(url, "tools[0].server_url")
+        assert "allowed_hosts" not in refused.value.message
+    listed = UrlPolicy(("169.254.169.254", "fd00:ec2::254"))
+    assert (await listed.check("https://169.254.169.254/mcp", "u")).address == "169.254.169.254"
+    assert (await listed.check("https://[fd00:ec2::254]/mcp", "u")).address == "fd00:ec2::254"
+    assert (await wide.check("https://169.254.10.1/mcp", "u")).address == "169.254.10.1"

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .._errors import ConfigurationError
+from ._responses_urls import allowed_host_problem
 
 if TYPE_CHECKING:
     from ._config_keys import ResponsesKeys
@@ -75,6 +76,10 @@ class ResponsesSettings:
                 raise ConfigurationError(f"ResponsesSettings.{name} must be positive seconds")
         if len(self.secret) < 16:
             raise ConfigurationError("ResponsesSettings.secret must be at least 16 bytes")
+        for index, entry in enumerate(self.allowed_hosts):
+            problem = allowed_host_problem(entry)
+            if problem is not None:
+                raise ConfigurationError(f"responses.allowedHosts[{index}]: {problem}")
         if not self.path.startswith("/"):
             raise ConfigurationError(f"ResponsesSettings.path must start with '/', got {self.path!r}")
 

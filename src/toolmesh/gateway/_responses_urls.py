@@ -8,7 +8,8 @@ gateway at the operator's own network. The policy:
   the settings' ``allowed_hosts`` list it (a name, ``*.suffix``, or an IP network);
 - ``https`` unless the host is loopback;
 - the host is resolved once; a private, link-local, shared, reserved or metadata address
-  is refused unless an allowed network holds it;
+  is refused unless an allowed network holds it (a cloud-metadata address only when listed
+  by itself, never through a wider network);
 - the connection goes to the address that was checked (``PinnedAddress`` rewrites each
   request's URL to it, keeping ``Host`` and TLS server name), so DNS cannot change the
   answer between the check and the connection; redirects are not followed (the client's
@@ -18,6 +19,7 @@ gateway at the operator's own network. The policy:
 from __future__ import annotations
 
 import ipaddress
+import re
 import socket
 from collections.abc import Generator
 from dataclasses import dataclass
@@ -28,7 +30,7 @@ import httpx2
 
 from ._responses_request import RequestError
 
-__all__ = ["CheckedUrl", "PinnedAddress", "UrlPolicy"]
+__all__ = ["CheckedUrl", "PinnedAddress", "UrlPolicy", "allowed_host_problem"]
 
 _Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 _METADATA = frozenset(
@@ -39,6 +41,33 @@ _METADATA = frozenset(
     }
 )
 _RESOLVE_TIMEOUT = 10.0
+_LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?")
+ALLOWED_HOSTS_KEY = "responses.allowedHosts"
+
+
+def allowed_host_problem(entry: str) -> str | None:
+    """Why ``entry`` is no allowlist entry (None when it is a hostname, ``*.suffix``, an IP or a network).
+
+    A catch-all network (``0.0.0.0/0``, ``::/0``) is refused: it would reopen every private
+    and metadata address the policy closes.
+    """
+    text = entry.strip().lower()
+    try:
+        network = ipaddress.ip_network(text.strip("[]"), strict=False)
+    except ValueError:
+        network = None
+    if network is not None:
+        if network.prefixlen == 0:
+            return f"{entry!r} allows every address; list the networks the servers are on instead"
+        return None
+    if "://" in text or "/" in text:
+        return f"{entry!r} is a URL or path; list only its host (for 'https://mcp.example.com/mcp': 'mcp.example.com')"
+    if ":" in text:
+        return f"{entry!r} has a port; list the host alone (every port of an allowed host is allowed)"
+    name = text.removeprefix("*.").rstrip(".")
+    if not name or not all(_LABEL.fullmatch(label) for label in name.split(".")):
+        return f"{entry!r} is not a hostname, '*.suffix', an IP address or a network such as '10.20.0.0/16'"
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +100,14 @@ class UrlPolicy:
         self._names: set[str] = set()
         self._suffixes: list[str] = []
         self._networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+        self._exact: set[_Address] = set()
         for entry in allowed_hosts:
             entry = entry.strip().lower()
             try:
-                self._networks.append(ipaddress.ip_network(entry.strip("[]"), strict=False))
+                network = ipaddress.ip_network(entry.strip("[]"), strict=False)
+                self._networks.append(network)
+                if network.num_addresses == 1:
+                    self._exact.add(network.network_address)
                 continue
             except ValueError:
                 pass
@@ -87,6 +120,8 @@ class UrlPolicy:
         return host in self._names or any(host.endswith(suffix) for suffix in self._suffixes)
 
     def _listed_address(self, address: _Address) -> bool:
+        if address in _METADATA:
+            return address in self._exact
         return any(address in network for network in self._networks)
 
     async def check(self, url: str, where: str) -> CheckedUrl:
@@ -113,7 +148,7 @@ class UrlPolicy:
         if not loopback and not (self._listed_name(host) or (literal is not None and self._listed_address(literal))):
             raise RequestError(
                 f"`{where}`: host {host!r} is not allowed; this gateway reaches loopback servers and the hosts "
-                "its operator allowlists (`allowed_hosts`)",
+                f"its operator allowlists ({ALLOWED_HOSTS_KEY} in the config)",
                 where,
             )
         if not loopback and parts.scheme != "https":
@@ -124,7 +159,8 @@ class UrlPolicy:
         if not address.is_loopback and _internal(address) and not self._listed_address(address):
             raise RequestError(
                 f"`{where}`: {host!r} resolves to {address}, a private, link-local or metadata address; "
-                "the operator must allowlist that network to reach it",
+                f"the operator must list that network in {ALLOWED_HOSTS_KEY} to reach it "
+                "(a metadata address by itself)",
                 where,
             )
         return CheckedUrl(url=url, host=host, address=str(address))
