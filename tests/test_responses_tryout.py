@@ -131,3 +131,14 @@ async def test_a_metadata_address_is_reached_only_when_listed_by_itself() -> Non
     assert (await listed.check("https://169.254.169.254/mcp", "u")).address == "169.254.169.254"
     assert (await listed.check("https://[fd00:ec2::254]/mcp", "u")).address == "fd00:ec2::254"
     assert (await wide.check("https://169.254.10.1/mcp", "u")).address == "169.254.10.1"
+
+
+def test_config_errors_name_the_config_keys(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps({"responses": {"upstream": "127.0.0.1:8000/v1", "secretEnv": "TRYOUT_SECRET"}}))
+    monkeypatch.setenv("TRYOUT_SECRET", "short")
+    with pytest.raises(ConfigurationError, match=r"responses\.secretEnv: \$TRYOUT_SECRET holds 5 bytes.*at least 16"):
+        settings_from_config(GatewayConfig.load(path).responses, "http://127.0.0.1:8000/v1")
+    monkeypatch.setenv("TRYOUT_SECRET", "s" * 16)
+    with pytest.raises(ConfigurationError, match=r"--responses-upstream, responses\.upstream"):
+        settings_from_config(GatewayConfig.load(path).responses)

@@ -65,7 +65,8 @@ class ResponsesSettings:
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
             raise ConfigurationError(
-                f"ResponsesSettings.upstream must be an http(s) URL such as 'http://127.0.0.1:8000/v1', "
+                f"the upstream (--responses-upstream, responses.upstream in the config, ResponsesSettings.upstream) "
+                f"must be an http(s) URL such as 'http://127.0.0.1:8000/v1', "
                 f"got {self.upstream!r}"
             )
         for name in ("max_servers", "max_tools", "max_rounds", "max_result_bytes", "pool_size"):
@@ -103,6 +104,11 @@ def settings_from_config(keys: ResponsesKeys | None, upstream: str | None = None
         extra["api_key"] = _env(keys.api_key_env, "responses.apiKeyEnv")
     if keys.secret_env:
         extra["secret"] = _env(keys.secret_env, "responses.secretEnv").encode("utf-8")
+        if len(extra["secret"]) < 16:
+            raise ConfigurationError(
+                f"responses.secretEnv: ${keys.secret_env} holds {len(extra['secret'])} bytes; the approval secret "
+                "must be at least 16 (make one with: python -c 'import secrets; print(secrets.token_hex(32))')"
+            )
     return ResponsesSettings(
         upstream=url,
         allowed_hosts=tuple(keys.allowed_hosts),
