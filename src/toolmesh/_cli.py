@@ -170,40 +170,23 @@ def _run(sources: _Sources, work: Callable[[ToolRegistry], Awaitable[_T]], names
             outcome = anyio.run(_guarded, sources, work, names, log_path)
         except ToolmeshError as exc:
             _fail(str(exc))
-        if outcome is _Interrupted:
+        if outcome is _cli_processes.Interrupted:
             _fail("interrupted", _INTERRUPTED)
         return outcome  # type: ignore[return-value]
 
 
-class _Interrupted:
-    """Returned by ``_guarded`` when Ctrl-C stopped the work."""
-
-
 async def _guarded(
     sources: _Sources, work: Callable[[ToolRegistry], Awaitable[_T]], names: NamePolicy | None, log_path: str | None
-) -> _T | type[_Interrupted]:
-    work_scope = anyio.CancelScope()
-    result: list[_T] = []
-    errors: list[ToolmeshError] = []
-    async with anyio.create_task_group() as watcher:
-        with _cli_processes.interrupts() as signals:
-            if signals is not None:
-                watcher.start_soon(_cli_processes.watch_interrupts, signals, work_scope, _note)
-            try:
-                with work_scope:
-                    async with ToolRegistry(names=names) as registry:
-                        for spec in sources.modules:
-                            _add_module(registry, spec)
-                        if sources.servers:
-                            await _connect(registry, sources, log_path)
-                        result.append(await work(registry))
-            except ToolmeshError as exc:  # raised here, not as a task group's ExceptionGroup
-                errors.append(exc)
-            finally:
-                watcher.cancel_scope.cancel()
-    if errors:
-        raise errors[0]
-    return result[0] if result else _Interrupted
+) -> _T | type[_cli_processes.Interrupted]:
+    async def with_registry() -> _T:
+        async with ToolRegistry(names=names) as registry:
+            for spec in sources.modules:
+                _add_module(registry, spec)
+            if sources.servers:
+                await _connect(registry, sources, log_path)
+            return await work(registry)
+
+    return await _cli_processes.run_interruptible(with_registry, _note)
 
 
 class _SkippedServerFilter(logging.Filter):

@@ -16,14 +16,27 @@ import os
 import signal
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 
-__all__ = ["interrupts", "kill_server_groups", "server_groups", "watch_interrupts"]
+from ._errors import ToolmeshError
+
+__all__ = [
+    "Interrupted",
+    "interrupts",
+    "kill_server_groups",
+    "run_interruptible",
+    "server_groups",
+    "watch_interrupts",
+]
+
+_T = TypeVar("_T")
+
+_FIRST = "interrupted: stopping the servers… (press Ctrl-C again to kill them now)"
 
 
 def server_groups() -> set[int]:
@@ -93,7 +106,7 @@ async def watch_interrupts(
     signals: Any,
     work_scope: anyio.CancelScope,
     note: Callable[[str], None],
-    first: str = "interrupted: stopping the servers… (press Ctrl-C again to kill them now)",
+    first: str = _FIRST,
 ) -> None:
     """The first signal cancels ``work_scope`` (an orderly stop; it says ``first``), each later one kills the groups."""
     count = 0
@@ -105,3 +118,37 @@ async def watch_interrupts(
         else:
             killed = kill_server_groups()
             note(f"killed {killed} server process group{'s' * (killed != 1)}")
+
+
+class Interrupted:
+    """What ``run_interruptible`` returns when a signal stopped the work."""
+
+
+async def run_interruptible(
+    work: Callable[[], Awaitable[_T]],
+    note: Callable[[str], None],
+    *signums: signal.Signals,
+    first: str = _FIRST,
+) -> _T | type[Interrupted]:
+    """Run ``work`` so the first signal (``signums``; SIGINT by default) stops it in order.
+
+    Later signals kill the servers' process groups (``watch_interrupts``). A
+    ``ToolmeshError`` of the work is raised as itself, not inside an exception group.
+    """
+    work_scope = anyio.CancelScope()
+    result: list[_T] = []
+    errors: list[ToolmeshError] = []
+    async with anyio.create_task_group() as watcher:
+        with interrupts(*signums) as signals:
+            if signals is not None:
+                watcher.start_soon(watch_interrupts, signals, work_scope, note, first)
+            try:
+                with work_scope:
+                    result.append(await work())
+            except ToolmeshError as exc:
+                errors.append(exc)
+            finally:
+                watcher.cancel_scope.cancel()
+    if errors:
+        raise errors[0]
+    return result[0] if result else Interrupted

@@ -133,23 +133,10 @@ def _tail_note(lines: list[str]) -> str:
 
 
 async def _guarded(work: Callable[[str | None], Awaitable[_T]], log_path: str | None) -> _T | None:
-    work_scope = anyio.CancelScope()
-    result: list[_T] = []
-    errors: list[ToolmeshError] = []
-    async with anyio.create_task_group() as watcher:
-        with _cli_processes.interrupts(signal.SIGINT, signal.SIGTERM) as signals:
-            if signals is not None:
-                watcher.start_soon(_cli_processes.watch_interrupts, signals, work_scope, _note, _STOPPING)
-            try:
-                with work_scope:
-                    result.append(await work(log_path))
-            except ToolmeshError as exc:  # raised here, not as a task group's ExceptionGroup
-                errors.append(exc)
-            finally:
-                watcher.cancel_scope.cancel()
-    if errors:
-        raise errors[0]
-    return result[0] if result else None
+    outcome = await _cli_processes.run_interruptible(
+        lambda: work(log_path), _note, signal.SIGINT, signal.SIGTERM, first=_STOPPING
+    )
+    return None if outcome is _cli_processes.Interrupted else outcome  # type: ignore[return-value]
 
 
 # -- check ------------------------------------------------------------------------------------
