@@ -1,6 +1,6 @@
 """Per-call cost of dispatching one native tool, against the validate+call floor and two peers.
 
-Run:  .venv/bin/python bench/native_dispatch.py [--repeats 5] [--calls 20000] [--no-otel]
+Run:  .venv/bin/python bench/native_dispatch.py [--repeats 10] [--calls 20000] [--no-otel]
       (or TOOLMESH_BENCH_REPEATS / TOOLMESH_BENCH_CALLS in the environment)
 
 Every row runs the same function, ``async def add(x: int, y: int) -> int``, with the
@@ -9,7 +9,11 @@ same JSON arguments ``{"x": 1, "y": 2}`` where the path takes JSON text:
   1. direct         ``await add(x=1, y=2)``: no validation at all.
   2. floor          a pydantic model of the signature (``extra="forbid"``, like toolmesh's),
                     ``__pydantic_validator__.validate_json(text)``, then ``await add(**fields)``:
-                    the least a validated call can cost.
+                    the least a validated call can cost with a model.
+     fields floor   for reference, the validation toolmesh itself runs: the same model's
+                    ``model-fields`` core schema alone (same checks and errors, no model
+                    instance), then ``await add(**fields)``. ``dispatch`` minus this row is
+                    toolmesh's own cost per call (the line "toolmesh's own cost").
   3. dispatch       ``await registry.dispatch("add", text)`` -> a ``ToolResult`` (toolmesh).
   4. dispatch_native ``await registry.dispatch_native(add, x=1, y=2)`` -> 3 (toolmesh).
   5. pydantic-ai    ``await ToolManager.handle_call(part)`` with one ``ToolCallPart("add", text)``
@@ -51,6 +55,7 @@ from typing import Any
 os.environ.setdefault("OPENAI_AGENTS_DISABLE_TRACING", "1")  # never export anything anywhere
 
 import pydantic
+import pydantic_core
 from opentelemetry import trace
 
 from toolmesh import ToolRegistry, tool
@@ -121,6 +126,24 @@ def floor_case() -> Case:
         return await fn(**validate_json(text).__dict__)
 
     return Case("floor", "pydantic validate_json + call (floor)", call, _int_result)
+
+
+def fields_floor_case() -> Case:
+    """The floor with the validation toolmesh uses: the model's fields alone, no model instance."""
+    model = pydantic.create_model(
+        "add_arguments",
+        __config__=pydantic.ConfigDict(extra="forbid"),
+        x=(int, ...),
+        y=(int, ...),
+    )
+    schema: Any = model.__pydantic_core_schema__
+    validate_json = pydantic_core.SchemaValidator(schema["schema"], schema.get("config")).validate_json
+    fn, text = add, ARGS_JSON
+
+    async def call() -> Any:
+        return await fn(**validate_json(text)[0])
+
+    return Case("floor_fields", "  (ref) pydantic fields-only validate_json + call", call, _int_result)
 
 
 def toolmesh_cases(registry: ToolRegistry, native: Any, *, key: str = "dispatch", label: str = "") -> list[Case]:
@@ -298,6 +321,12 @@ def report(cases: dict[str, Case], skipped: list[Skipped], repeats: int, calls: 
         f"  [{verdict(native <= 2 * floor)}] dispatch_native <= 2x floor: {native / floor:.2f}x "
         f"(CPU time: {native_cpu / floor_cpu:.2f}x)"
     )
+    fields_floor_cpu = cases["floor_fields"].best_cpu
+    print(
+        f"  toolmesh's own cost: dispatch {(dispatch_cpu - fields_floor_cpu) * 1e6:.2f} µs, dispatch_native "
+        f"{(native_cpu - fields_floor_cpu) * 1e6:.2f} µs CPU a call beyond its validation and the call "
+        f"(dispatch {dispatch_cpu / fields_floor_cpu:.2f}x the fields-only floor)"
+    )
     print("  load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     for key, name in (("pydantic_ai", "pydantic-ai ToolManager"), ("openai_agents", "openai-agents on_invoke_tool")):
         if key in cases:
@@ -320,8 +349,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument(
         "--repeats",
         type=int,
-        default=_env_int("TOOLMESH_BENCH_REPEATS", 5),
-        help="timed runs per row; the best counts (env TOOLMESH_BENCH_REPEATS, default 5)",
+        default=_env_int("TOOLMESH_BENCH_REPEATS", 10),
+        help="timed runs per row; the best counts (env TOOLMESH_BENCH_REPEATS, default 10)",
     )
     parser.add_argument(
         "--calls",
@@ -356,7 +385,7 @@ async def main(argv: list[str] | None = None) -> None:
     native = tool(add)
     registry.register(native)
 
-    cases: list[Case] = [direct_case(), floor_case(), *toolmesh_cases(registry, add)]
+    cases: list[Case] = [direct_case(), floor_case(), fields_floor_case(), *toolmesh_cases(registry, add)]
     skipped: list[Skipped] = []
     if not args.no_peers:
         try:

@@ -53,8 +53,13 @@ def test_slot_constructor_follows_the_dataclass_fields() -> None:
 
 
 def test_one_block_outputs_equal_checked_outputs() -> None:
-    one_block = one_block_constructor(ToolOutput)
-    assert one_block(Json(3)) == ToolOutput([Json(3)])
+    one_json = one_block_constructor(ToolOutput, Json)
+    made = one_json(3)
+    assert made == ToolOutput([Json(3)]) and type(made.blocks[0]) is Json and hash(made.blocks[0]) == hash(Json(3))
+    with pytest.raises(AttributeError):
+        made.blocks[0].value = 4  # type: ignore[misc]
+    with pytest.raises(TypeError, match="one field"):
+        one_block_constructor(ToolOutput, ToolResult)
     assert to_output("hi") == ToolOutput([Text("hi")]) and type(to_output(2.5)) is ToolOutput
     assert to_output(None).blocks == [Json(None)]
 

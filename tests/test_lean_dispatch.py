@@ -74,6 +74,11 @@ async def test_timeouts_still_bound_plain_tools_on_both_paths() -> None:
         with pytest.raises(ToolExecutionError) as info:
             await timed.dispatch_native(hang)
         assert info.value.kind is ErrorKind.TIMEOUT
+        assert (await timed.dispatch("hang")).error.kind is ErrorKind.TIMEOUT  # type: ignore[union-attr]
+        own = ToolRegistry()
+        own.register(hang, timeout=0.05)
+        assert own["hang"].plain_tool is None and reg["hang"].plain_tool is not None
+        assert (await own.dispatch("hang")).error.kind is ErrorKind.TIMEOUT  # type: ignore[union-attr]
     assert await reg.dispatch_native(add, 1, y=2) == 3
 
 

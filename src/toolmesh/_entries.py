@@ -57,6 +57,13 @@ class NativeEntry:
     """Show unexpected exceptions' text to the model (None: the registry decides)."""
     max_presentation_chars: ClassVar[int | None] = None
     """Text shown to the model is not bounded for the host's own functions."""
+    plain_tool: NativeTool[..., Any] | None = field(init=False, repr=False, compare=False)
+    """``tool`` when it is a plain async function (``NativeTool.plain_async``) with no timeout of its
+    own: dispatch may await it directly. None otherwise, as on every other kind of row."""
+
+    def __post_init__(self) -> None:
+        plain = self.timeout is None and self.tool.plain_async
+        object.__setattr__(self, "plain_tool", self.tool if plain else None)
 
     @property
     def function(self) -> Callable[..., Any]:
@@ -84,6 +91,7 @@ class DynamicEntry:
     """A tool defined at run time: a JSON Schema and an async handler taking a dict."""
 
     kind: ClassVar[str] = "dynamic"
+    plain_tool: ClassVar[None] = None
     name: str
     definition: ToolDefinition
     capabilities: ToolCapabilities
@@ -187,6 +195,7 @@ class HostedEntry:
     """A provider-executed tool (web search, code execution): advertised, never run locally."""
 
     kind: ClassVar[str] = "hosted"
+    plain_tool: ClassVar[None] = None
     name: str
     definition: ToolDefinition
     capabilities: ToolCapabilities
@@ -224,6 +233,7 @@ class McpEntry:
     """A tool of an MCP server: called on that server under its own (wire) name."""
 
     kind: ClassVar[str] = "mcp"
+    plain_tool: ClassVar[None] = None
     name: str
     """The model-visible name (an alias of ``wire_name``)."""
     definition: ToolDefinition

@@ -18,18 +18,20 @@ import anyio
 from opentelemetry import trace
 
 from ._asking import HostCallbacks
-from ._context import ToolContext, new_call_id
+from ._context import ToolContext
 from ._entries import Entry, NativeEntry
 from ._errors import ErrorKind, OutputConversionError, ToolExecutionError
 from ._hot_path import global_tracer_provider
 from ._native import NativeTool
-from ._output import ToolOutput, presentation_of, to_output, truncate_presentation
+from ._output import ToolOutput, presentation_of, truncate_presentation
 from ._result import Disposition, ToolResult, new_result
 
 logger = logging.getLogger("toolmesh")
 
 X = TypeVar("X")
-_EMPTY: Mapping[str, Any] = MappingProxyType({})
+NO_METADATA: Mapping[str, Any] = MappingProxyType({})
+"""The metadata of a call whose tool wrote none (shared, read-only)."""
+SUCCEEDED = Disposition.SUCCEEDED
 _NO_TRACING = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
 
 
@@ -49,6 +51,11 @@ class DispatchSettings:
         default_factory=lambda: [(None, None)], init=False, repr=False, compare=False
     )
     """The last (provider, tracer) pair: a provider's tracer is made once, not per call."""
+    plain: bool = field(init=False, repr=False, compare=False)
+    """No default timeout and no tracer provider of the registry's own: a call may run plain."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "plain", self.default_timeout is None and self.tracer_provider is None)
 
     def tracer(self) -> trace.Tracer | None:
         """A tracer when a real provider is installed; None means "do not trace"."""
@@ -132,17 +139,11 @@ def execute(
     """Dispatch one call to ``row``: a coroutine describing what happened; raises only on cancellation.
 
     A plain function handing back the coroutine of the call, so an untraced dispatch
-    has one coroutine layer less. A plain async native tool (it takes no context) called
-    untraced and untimed runs in ``_run_plain``: its context copy would be seen by nobody.
+    has one coroutine layer less. ``Catalog.dispatch`` runs a plain async native tool
+    (``NativeEntry.plain_tool``) itself when ``DispatchSettings.plain`` and nothing else
+    asks for a timeout or a span: its context copy would be seen by nobody.
     """
     tracer = settings.tracer()
-    if (
-        tracer is None
-        and row.__class__ is NativeEntry
-        and row.tool.plain_async
-        and call_timeout(row, ctx, settings) is None
-    ):
-        return _run_plain(row, arguments, ctx.call_id if ctx is not None else new_call_id(), settings)
     call_ctx = ToolContext.for_call(ctx, row.name)
     if settings.callbacks is not None:
         settings.callbacks.fill(call_ctx)
@@ -151,26 +152,8 @@ def execute(
     return _traced(tracer, row, arguments, call_ctx, settings)
 
 
-async def _run_plain(
-    row: NativeEntry, arguments: str | Mapping[str, Any] | None, call_id: str, settings: DispatchSettings
-) -> ToolResult:
-    """``_execute`` for a plain async native tool, untraced and untimed: ``NativeEntry.invoke`` inlined, no context."""
-    start = perf_counter()
-    native = row.tool
-    try:
-        output = to_output(await native.fn(**native.validate(arguments)))
-    except ToolExecutionError as error:
-        return _failed(row, error, call_id, _EMPTY, start)
-    except Exception as exc:
-        return _failed(row, unexpected_error(row, exc, settings), call_id, _EMPTY, start)
-    shown = output if output.__class__ is ToolOutput else presentation_of(output)
-    return new_result(
-        call_id, row.name, "native", Disposition.SUCCEEDED, output, shown, None, _EMPTY, perf_counter() - start
-    )
-
-
-def _failed(
-    row: Entry, error: ToolExecutionError, call_id: str, metadata: Mapping[str, Any], start: float
+def failed(
+    row: Entry, error: ToolExecutionError, call_id: str, start: float, metadata: Mapping[str, Any] = NO_METADATA
 ) -> ToolResult:
     """The failed result of one call (the error logged unless it is ``internal``, logged already)."""
     if error.kind is not ErrorKind.INTERNAL:
@@ -230,18 +213,18 @@ async def _execute(
         else:
             output = await guarded(row, ctx, settings, row.invoke, arguments, ctx)
     except ToolExecutionError as error:
-        return _failed(row, error, ctx.call_id, ctx.metadata or _EMPTY, start)
+        return failed(row, error, ctx.call_id, start, ctx.metadata or NO_METADATA)
     limit = row.max_presentation_chars
     shown = output if output.__class__ is ToolOutput else presentation_of(output)
     return new_result(
         ctx.call_id,
         row.name,
         row.kind,
-        Disposition.SUCCEEDED,
+        SUCCEEDED,
         output,
         shown if limit is None else truncate_presentation(shown, limit),
         None,
-        ctx.metadata or _EMPTY,
+        ctx.metadata or NO_METADATA,
         perf_counter() - start,
     )
 

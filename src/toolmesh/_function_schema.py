@@ -15,18 +15,19 @@ import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, cast
+from typing import Annotated, Any, Literal, Protocol, cast
 
 import docstring_parser
 import pydantic
 import pydantic.fields
+import pydantic_core
 from pydantic.json_schema import GenerateJsonSchema
 
 from ._context import FromContext, ToolContext
 from ._errors import ConfigurationError
 from ._output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput
 
-__all__ = ["CallMode", "FunctionSchema", "function_schema", "output_schema"]
+__all__ = ["CallMode", "FieldsValidator", "FunctionSchema", "fields_validator", "function_schema", "output_schema"]
 
 CallMode = Literal["sync", "async", "stream"]
 """How the function is run: in a worker thread, awaited, or iterated as an async generator."""
@@ -73,6 +74,47 @@ class FunctionSchema:
     """How the function is run."""
     returns: object
     """The return annotation (``inspect.Signature.empty`` when there is none)."""
+
+
+class FieldsValidator(Protocol):
+    """Validates arguments into ``(fields, extra, fields_set)``: ``fields`` is the model's ``__dict__`` to be."""
+
+    def validate_json(self, data: str) -> tuple[dict[str, Any], Any, Any]: ...
+
+    def validate_python(self, data: Any) -> tuple[dict[str, Any], Any, Any]: ...
+
+
+def fields_validator(model: type[pydantic.BaseModel]) -> FieldsValidator:
+    """A validator of ``model``'s fields alone: the model's checks, errors and defaults, no model instance.
+
+    A call's arguments are needed as keyword arguments, never as a model: pydantic's
+    ``model-fields`` validator, run with the model's config (``extra="forbid"``, its
+    title), gives the same dict as the model's ``__dict__`` and the same errors,
+    without building the instance (0.54 µs against 0.86 for two integers). The argument
+    models ``function_schema`` makes have no model-level validators; a model of another
+    shape is validated whole.
+    """
+    schema: Any = model.__pydantic_core_schema__
+    inner = schema["schema"] if schema["type"] == "definitions" else schema
+    if inner["type"] != "model" or inner["schema"]["type"] != "model-fields" or inner.get("custom_init"):
+        return _WholeModel(model)
+    fields = inner["schema"]
+    if inner is not schema:
+        fields = {"type": "definitions", "schema": fields, "definitions": schema["definitions"]}
+    return pydantic_core.SchemaValidator(fields, inner.get("config"))
+
+
+class _WholeModel:
+    """``FieldsValidator`` for a model whose fields cannot be validated alone."""
+
+    def __init__(self, model: type[pydantic.BaseModel]) -> None:
+        self._validator = model.__pydantic_validator__
+
+    def validate_json(self, data: str) -> tuple[dict[str, Any], Any, Any]:
+        return self._validator.validate_json(data).__dict__, None, None
+
+    def validate_python(self, data: Any) -> tuple[dict[str, Any], Any, Any]:
+        return self._validator.validate_python(data).__dict__, None, None
 
 
 def function_schema(fn: Callable[..., Any], name: str, *, localns: Mapping[str, Any] | None = None) -> FunctionSchema:

@@ -18,8 +18,10 @@ code it replaces; ``bench/native_dispatch.py`` measures them.
   the same way: thousands of rows per server, a quarter of toolmesh's own cost of a
   listing otherwise.
 * **One-block outputs** (``one_block_constructor``): most tools return one str or one
-  JSON scalar. ``ToolOutput(blocks)`` copies the blocks and checks each one's type; a
-  block ``to_output`` has just built needs neither.
+  JSON scalar. ``ToolOutput([Json(value)])`` runs two ``__init__`` (a frozen dataclass's
+  sets its field through ``object.__setattr__``; ``ToolOutput``'s copies the blocks and
+  checks each one's type); the value is stored through the block's slot descriptor and
+  the fresh list given to the output instead (0.30 µs against 0.49 with a twin block).
 * **The tracer slot** (``global_tracer_provider``): ``trace.get_tracer_provider()``
   probes ``os.environ`` on every call while no provider is installed (a raised and
   caught ``KeyError``, about 1 µs, the largest single cost of an untraced dispatch).
@@ -97,11 +99,21 @@ class _Blocks(Protocol):
 _O = TypeVar("_O", bound=_Blocks)
 
 
-def one_block_constructor(cls: type[_O]) -> Callable[[Any], _O]:
-    """``cls([block])`` for a block the caller has just built: no copy, no type check."""
+def one_block_constructor(output_cls: type[_O], block_cls: type[Any]) -> Callable[[Any], _O]:
+    """``output_cls([block_cls(value)])`` for a block of one field: no copy, no type check, no ``__init__``.
 
-    def one_block(block: Any) -> _O:
-        output = _new(cls)
+    The block's one field is stored through its slot descriptor (one store beats a twin
+    and a ``__class__`` assignment for a single field).
+    """
+    fields = [field for field in dataclasses.fields(block_cls) if field.init]
+    if len(fields) != 1 or not hasattr(block_cls, "__slots__"):
+        raise TypeError(f"{block_cls.__name__} is not a slotted dataclass of one field")
+    set_value = getattr(block_cls, fields[0].name).__set__
+
+    def one_block(value: Any) -> _O:
+        block = _new(block_cls)
+        set_value(block, value)
+        output = _new(output_cls)
         output.blocks = [block]
         return output
 

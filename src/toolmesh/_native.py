@@ -21,7 +21,7 @@ from ._capabilities import IoMode, ToolCapabilities
 from ._context import ToolContext
 from ._definition import ToolDefinition
 from ._errors import ConfigurationError
-from ._function_schema import FunctionSchema, function_schema, output_schema
+from ._function_schema import FunctionSchema, fields_validator, function_schema, output_schema
 from ._output import ContentBlock, ToolOutput, to_output
 
 __all__ = ["NativeTool", "ToolOptions", "tool"]
@@ -97,7 +97,7 @@ class NativeTool(Generic[P, T]):
         schema = function_schema(fn, self.name, localns=localns)
         self.args_model: type[pydantic.BaseModel] = schema.args_model
         self.parameters: dict[str, Any] = schema.parameters
-        self._validator = schema.args_model.__pydantic_validator__
+        self._validator = fields_validator(schema.args_model)
         self.context_param: str | None = schema.context_param
         self._positional = schema.positional
         self._mode = schema.mode
@@ -123,14 +123,14 @@ class NativeTool(Generic[P, T]):
         try:
             if isinstance(arguments, str):
                 if len(arguments) < 8 and _arguments.is_empty_arguments(arguments):
-                    return self._validator.validate_python({}).__dict__  # type: ignore[no-any-return]
-                return self._validator.validate_json(arguments).__dict__  # type: ignore[no-any-return]
+                    return self._validator.validate_python({})[0]
+                return self._validator.validate_json(arguments)[0]
             if arguments is None:
-                return self._validator.validate_python({}).__dict__  # type: ignore[no-any-return]
+                return self._validator.validate_python({})[0]
             if type(arguments) is dict:  # validation never mutates its input: no copy needed
-                return self._validator.validate_python(arguments).__dict__  # type: ignore[no-any-return]
+                return self._validator.validate_python(arguments)[0]
             if isinstance(arguments, Mapping):
-                return self._validator.validate_python(dict(arguments)).__dict__  # type: ignore[no-any-return]
+                return self._validator.validate_python(dict(arguments))[0]
         except pydantic.ValidationError as exc:
             raise _arguments.from_validation_error(self.name, exc, arguments, self.parameters) from None
         raise _arguments.not_an_object(self.name, arguments, self.parameters)

@@ -17,7 +17,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import json
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, ClassVar, TypeAlias
 
@@ -25,7 +25,7 @@ import pydantic
 import pydantic_core
 
 from ._errors import OutputConversionError
-from ._hot_path import one_block_constructor, slot_constructor
+from ._hot_path import one_block_constructor
 
 __all__ = [
     "Audio",
@@ -272,9 +272,9 @@ def to_output(value: object) -> ToolOutput:
     """
     kind = type(value)
     if kind is str:
-        return _one_block(_new_text(value))  # type: ignore[arg-type]
+        return _text_output(value)
     if kind in _JSON_SCALARS:
-        return _one_block(_new_json(value))
+        return _json_output(value)
     if isinstance(value, ToolOutput):
         return value
     if isinstance(value, str):
@@ -293,9 +293,8 @@ _SCALARS = (int, float, bool, type(None))
 _JSON_SCALARS = frozenset(_SCALARS)
 
 
-_one_block = one_block_constructor(ToolOutput)
-_new_text: Callable[[str], Text] = slot_constructor(Text)
-_new_json: Callable[[Any], Json] = slot_constructor(Json)
+_text_output = one_block_constructor(ToolOutput, Text)
+_json_output = one_block_constructor(ToolOutput, Json)
 
 
 def to_json_value(value: object) -> Any:

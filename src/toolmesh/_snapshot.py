@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterator, Mapping
+from time import perf_counter
 from typing import Any
 
 import anyio.to_thread
@@ -16,8 +17,10 @@ from ._context import ElicitationCallback, SamplingCallback, ToolContext, new_ca
 from ._definition import ToolDefinition
 from ._entries import Entry
 from ._errors import ErrorKind, ToolExecutionError, ToolNotFoundError
-from ._execution import DispatchSettings, execute
-from ._result import ToolResult
+from ._execution import NO_METADATA, SUCCEEDED, DispatchSettings, execute, failed, unexpected_error
+from ._hot_path import global_tracer_provider
+from ._output import ToolOutput, presentation_of, to_output
+from ._result import ToolResult, new_result
 from ._stream import ToolStream
 from ._suggest import NameIndex
 
@@ -108,7 +111,26 @@ class Catalog:
             row = None
         if row is None:
             return await self._not_found(name, ctx)
-        return await execute(row, arguments, ctx, self._settings)
+        settings = self._settings
+        native = row.plain_tool
+        if (
+            native is None
+            or not settings.plain
+            or (ctx is not None and ctx.timeout is not None)
+            or global_tracer_provider() is not None
+        ):
+            return await execute(row, arguments, ctx, settings)
+        # a plain async native tool, untraced and untimed: run here, one coroutine layer, no context
+        start = perf_counter()
+        call_id = new_call_id() if ctx is None else ctx.call_id
+        try:
+            output = to_output(await native.fn(**native.validate(arguments)))
+        except ToolExecutionError as error:
+            return failed(row, error, call_id, start)
+        except Exception as exc:
+            return failed(row, unexpected_error(row, exc, settings), call_id, start)
+        shown = output if output.__class__ is ToolOutput else presentation_of(output)
+        return new_result(call_id, name, "native", SUCCEEDED, output, shown, None, NO_METADATA, perf_counter() - start)
 
     def stream(
         self,
