@@ -177,6 +177,7 @@ class NamePolicy:
     """A custom alias function, consulted after the explicit alias map."""
     dedupe: bool = False
     """Resolve collisions with a deterministic ``_2``, ``_3`` suffix instead of raising."""
+    _rule: NameRule = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if isinstance(self.provider, str) and self.provider not in PROVIDER_RULES:
@@ -185,6 +186,8 @@ class NamePolicy:
                 f"NamePolicy: unknown provider {self.provider!r}; use one of {known}, a NameRule, "
                 "or None for the MCP rule"
             )
+        rule = self.provider if isinstance(self.provider, NameRule) else PROVIDER_RULES[self.provider or "mcp"]
+        object.__setattr__(self, "_rule", rule)
         try:
             fields = {f for _, f, _, _ in string.Formatter().parse(self.template) if f is not None}
         except ValueError as exc:
@@ -198,9 +201,7 @@ class NamePolicy:
     @property
     def rule(self) -> NameRule:
         """The name rule in force."""
-        if isinstance(self.provider, NameRule):
-            return self.provider
-        return PROVIDER_RULES[self.provider or "mcp"]
+        return self._rule
 
     def is_valid(self, name: object) -> bool:
         """Whether ``name`` is accepted by the provider's rule (the MCP rule without one)."""
@@ -248,7 +249,7 @@ class NamePolicy:
             name = self.alias(server, tool)
         if name is None:
             name = self.template.format(server=server, tool=tool) if prefix else tool
-        return self.sanitize(name)
+        return self._rule.sanitize(name)
 
     def assign(
         self,

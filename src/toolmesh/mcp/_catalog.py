@@ -115,17 +115,21 @@ def _check_size(spec: McpServer, tool: mcp_types.Tool) -> None:
             f"max_description_chars={spec.max_description_chars}; raise max_description_chars on the server "
             "spec, or leave the tool out with exclude=[...]",
         )
-    for field, schema in (("inputSchema", tool.input_schema), ("outputSchema", tool.output_schema)):
-        if schema is None:
-            continue
-        size = len(pydantic_core.to_json(schema))
-        if size > spec.max_schema_bytes:
-            raise ServerConnectionError(
-                spec.label,
-                f"the {field} of tool {tool.name!r} has {size} bytes, more than max_schema_bytes="
-                f"{spec.max_schema_bytes}; raise max_schema_bytes on the server spec, or leave the tool out "
-                "with exclude=[...]",
-            )
+    if tool.input_schema is not None:
+        _check_schema_size(spec, tool, "inputSchema", tool.input_schema)
+    if tool.output_schema is not None:
+        _check_schema_size(spec, tool, "outputSchema", tool.output_schema)
+
+
+def _check_schema_size(spec: McpServer, tool: mcp_types.Tool, field: str, schema: Any) -> None:
+    size = len(pydantic_core.to_json(schema))
+    if size > spec.max_schema_bytes:
+        raise ServerConnectionError(
+            spec.label,
+            f"the {field} of tool {tool.name!r} has {size} bytes, more than max_schema_bytes="
+            f"{spec.max_schema_bytes}; raise max_schema_bytes on the server spec, or leave the tool out "
+            "with exclude=[...]",
+        )
 
 
 def select_tools(spec: McpServer, tools: Sequence[mcp_types.Tool]) -> list[mcp_types.Tool]:

@@ -328,6 +328,8 @@ class McpServer:
 
     def allows(self, tool_name: str) -> bool:
         """Whether the ``include``/``exclude`` filters keep the tool named ``tool_name``."""
+        if self.include is None and not self.exclude:
+            return True
         if self.include is not None and not any(fnmatchcase(tool_name, p) for p in self.include):
             return False
         return not any(fnmatchcase(tool_name, p) for p in self.exclude)
