@@ -112,14 +112,14 @@ def direct_case() -> Case:
     return Case("direct", "direct await add(x=1, y=2)", call, _int_result)
 
 
+def _arguments_model() -> type[pydantic.BaseModel]:
+    """A pydantic model of ``add``'s signature, closed like toolmesh's."""
+    closed = pydantic.ConfigDict(extra="forbid")
+    return pydantic.create_model("add_arguments", __config__=closed, x=(int, ...), y=(int, ...))
+
+
 def floor_case() -> Case:
-    model = pydantic.create_model(
-        "add_arguments",
-        __config__=pydantic.ConfigDict(extra="forbid"),
-        x=(int, ...),
-        y=(int, ...),
-    )
-    validate_json = model.__pydantic_validator__.validate_json
+    validate_json = _arguments_model().__pydantic_validator__.validate_json
     fn, text = add, ARGS_JSON
 
     async def call() -> Any:
@@ -130,13 +130,7 @@ def floor_case() -> Case:
 
 def fields_floor_case() -> Case:
     """The floor with the validation toolmesh uses: the model's fields alone, no model instance."""
-    model = pydantic.create_model(
-        "add_arguments",
-        __config__=pydantic.ConfigDict(extra="forbid"),
-        x=(int, ...),
-        y=(int, ...),
-    )
-    schema: Any = model.__pydantic_core_schema__
+    schema: Any = _arguments_model().__pydantic_core_schema__
     validate_json = pydantic_core.SchemaValidator(schema["schema"], schema.get("config")).validate_json
     fn, text = add, ARGS_JSON
 
