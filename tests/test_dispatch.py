@@ -65,8 +65,23 @@ async def test_absent_empty_and_null_mean_no_arguments(arguments: str | None) ->
         ('{"y": 1}', "x: missing required field."),
         ('{"x": 1.5}', "x: Input should be a valid integer, got a number with a fractional part."),
         ('{"x": "\\ud800"}', "a string holds a lone surrogate escape (such as \\ud800), which is not valid Unicode."),
+        (
+            '{"x": ' + "[" * 201 + "]" * 201 + "}",
+            "arguments are nested more than 200 levels deep, deeper than they can be read; send flatter arguments.",
+        ),
     ],
-    ids=["array", "scalar", "string", "malformed", "unknown-field", "wrong-type", "missing", "fraction", "surrogate"],
+    ids=[
+        "array",
+        "scalar",
+        "string",
+        "malformed",
+        "unknown-field",
+        "wrong-type",
+        "missing",
+        "fraction",
+        "surrogate",
+        "too-deep",
+    ],
 )
 async def test_bad_arguments_fail_with_feedback_naming_the_field(arguments: str, feedback: str) -> None:
     result = await make_registry().dispatch("add", arguments)

@@ -51,6 +51,18 @@ async def test_failed_dispatch_records_disposition_and_error_kind() -> None:
     assert span.status.status_code is StatusCode.ERROR
 
 
+async def test_a_name_no_row_has_is_one_failed_span_too() -> None:
+    registry, exporter = traced_registry()
+    await registry.dispatch("ad", "{}", ctx=ToolContext(call_id="call-3"))
+    await registry.dispatch("x" * 5000, "{}")
+    await registry.dispatch(["not", "a", "name"], "{}")  # type: ignore[arg-type]
+    typo, long, odd = exporter.get_finished_spans()
+    assert typo.name == "execute_tool ad" and typo.attributes is not None
+    assert typo.attributes["gen_ai.tool.call.id"] == "call-3" and typo.attributes["toolmesh.row.kind"] == "unknown"
+    assert typo.attributes["error.type"] == "not_found" and typo.status.status_code is StatusCode.ERROR
+    assert long.name == "execute_tool " + "x" * 128 and odd.name == "execute_tool "
+
+
 async def test_dispatch_native_is_traced_too() -> None:
     registry, exporter = traced_registry()
     assert await registry.dispatch_native(add, 1, 2) == 3

@@ -38,6 +38,9 @@ _MAX_INTEGER_BITS = 13_000
 4,300 by default), which a validator's error message would need."""
 
 
+_JSON_DEPTH_LIMIT = 200
+"""How deep pydantic's JSON parser (jiter) reads nested arrays and objects in a native tool's arguments."""
+
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 """A ``\\uD800``-``\\uDFFF`` escape: valid JSON syntax, but pydantic refuses a lone one as bad JSON."""
 
@@ -191,6 +194,12 @@ def from_validation_error(
         if kind == "json_invalid":
             if "escape" in error["msg"] and isinstance(arguments, str) and _SURROGATE_ESCAPE.search(arguments):
                 detail = "a string holds a lone surrogate escape (such as \\ud800), which is not valid Unicode."
+                return invalid_arguments(tool, detail, parameters)
+            if "recursion limit" in error["msg"]:
+                detail = (
+                    f"arguments are nested more than {_JSON_DEPTH_LIMIT} levels deep, deeper than they can be "
+                    "read; send flatter arguments."
+                )
                 return invalid_arguments(tool, detail, parameters)
             return invalid_arguments(tool, f"arguments are not valid JSON ({error['msg'][14:]}).", parameters)
         if not loc and kind in ("model_type", "dict_type", "model_attributes_type"):

@@ -168,25 +168,40 @@ async def _traced(
     ctx: ToolContext[Any],
     settings: DispatchSettings,
 ) -> ToolResult:
-    with open_span(tracer, row, ctx) as span:
+    with open_span(tracer, row.name, row.kind, ctx.call_id) as span:
         result = await _execute(row, arguments, ctx, settings)
         record_outcome(span, result.disposition, result.error)
         return result
 
 
-def open_span(tracer: trace.Tracer, row: Entry, ctx: ToolContext[Any]) -> Any:
+def open_span(tracer: trace.Tracer, name: str, kind: str, call_id: str) -> Any:
     """The ``execute_tool {name}`` span of one call (OpenTelemetry GenAI conventions)."""
     return tracer.start_as_current_span(
-        f"execute_tool {row.name}",
+        f"execute_tool {name}",
         kind=trace.SpanKind.INTERNAL,
         attributes={
             "gen_ai.operation.name": "execute_tool",
-            "gen_ai.tool.name": row.name,
-            "gen_ai.tool.call.id": ctx.call_id,
-            "toolmesh.row.kind": row.kind,
+            "gen_ai.tool.name": name,
+            "gen_ai.tool.call.id": call_id,
+            "toolmesh.row.kind": kind,
         },
         record_exception=False,
     )
+
+
+def trace_not_found(result: ToolResult, settings: DispatchSettings) -> ToolResult:
+    """Record the span of a call of a name no row has (when tracing), as every dispatch has one.
+
+    The name is the model's: the span shows at most its first 128 characters.
+    """
+    tracer = settings.tracer()
+    if tracer is not None:
+        with open_span(tracer, result.name[:_SPAN_NAME_CHARS], result.kind, result.call_id) as span:
+            record_outcome(span, result.disposition, result.error)
+    return result
+
+
+_SPAN_NAME_CHARS = 128
 
 
 def record_outcome(span: trace.Span, disposition: Disposition, error: ToolExecutionError | None) -> None:
@@ -257,7 +272,7 @@ async def run_native(
         settings.callbacks.fill(call_ctx)
     if tracer is None:
         return await guarded(row, call_ctx, settings, _run_native, native, args, kwargs, call_ctx)
-    with open_span(tracer, row, call_ctx) as span:
+    with open_span(tracer, row.name, row.kind, call_ctx.call_id) as span:
         try:
             value = await guarded(row, call_ctx, settings, _run_native, native, args, kwargs, call_ctx)
         except ToolExecutionError as error:

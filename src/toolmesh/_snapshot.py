@@ -17,7 +17,7 @@ from ._context import ElicitationCallback, SamplingCallback, ToolContext, new_ca
 from ._definition import ToolDefinition
 from ._entries import Entry
 from ._errors import ErrorKind, ToolExecutionError, ToolNotFoundError
-from ._execution import NO_METADATA, SUCCEEDED, DispatchSettings, execute, failed, unexpected_error
+from ._execution import NO_METADATA, SUCCEEDED, DispatchSettings, execute, failed, trace_not_found, unexpected_error
 from ._hot_path import global_tracer_provider
 from ._output import ToolOutput, presentation_of, to_output
 from ._result import ToolResult, new_result
@@ -175,7 +175,8 @@ class Catalog:
         missing = await self._missing_off_loop(name)
         error = ToolExecutionError(str(missing), kind=ErrorKind.NOT_FOUND)
         call_id = ctx.call_id if ctx is not None else new_call_id()
-        return ToolResult.failure(call_id, name if isinstance(name, str) else "", "unknown", error)
+        result = ToolResult.failure(call_id, name if isinstance(name, str) else "", "unknown", error)
+        return trace_not_found(result, self._settings)
 
 
 class ToolSnapshot(Catalog):
