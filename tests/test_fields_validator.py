@@ -94,3 +94,14 @@ async def test_dispatch_reports_field_errors_to_the_model() -> None:
     assert "surprise" in result.error.model_feedback and "count" in result.error.model_feedback
     good = await registry.dispatch("mixed", {"name": "abc", "where": {"x": 2}})
     assert good.ok and good.output == ToolOutput([Text("abc")])
+
+
+async def test_parameters_named_like_model_methods_work_without_warnings(recwarn: pytest.WarningsRecorder) -> None:
+    async def shadowing(json: str, schema: int = 1, copy: bool = False) -> str:
+        return f"{json}:{schema}:{copy}"
+
+    registry = ToolRegistry()
+    registry.register(tool(shadowing))
+    result = await registry.dispatch("shadowing", '{"json": "a", "schema": 2}')
+    assert result.output == ToolOutput([Text("a:2:False")])
+    assert not [w for w in recwarn.list if "shadows an attribute" in str(w.message)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 import inspect
 import types
 import typing
+import warnings
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Annotated, Any, Literal, Protocol, cast
@@ -142,11 +143,14 @@ def function_schema(fn: Callable[..., Any], name: str, *, localns: Mapping[str, 
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     context_param, positional, fields = _parameters(signature, hints, doc, where)
     try:
-        args_model: type[pydantic.BaseModel] = pydantic.create_model(
-            f"{name}_arguments",
-            __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-            **fields,
-        )
+        with warnings.catch_warnings():
+            # a parameter named json, schema, copy...: fine here, the model is never used as a model
+            warnings.filterwarnings("ignore", "Field name .* shadows an attribute in parent", UserWarning)
+            args_model: type[pydantic.BaseModel] = pydantic.create_model(
+                f"{name}_arguments",
+                __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+                **fields,
+            )
         parameters = args_model.model_json_schema(schema_generator=_NoFieldTitles)
     except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError, NameError, TypeError) as exc:
         raise ConfigurationError(
