@@ -33,6 +33,8 @@ NO_METADATA: Mapping[str, Any] = MappingProxyType({})
 """The metadata of a call whose tool wrote none (shared, read-only)."""
 SUCCEEDED = Disposition.SUCCEEDED
 _NO_TRACING = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
+_SPAN_NAME_CHARS = 128
+"""How much of a model-written name no row has goes into a span."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,9 +201,6 @@ def trace_not_found(result: ToolResult, settings: DispatchSettings) -> ToolResul
         with open_span(tracer, result.name[:_SPAN_NAME_CHARS], result.kind, result.call_id) as span:
             record_outcome(span, result.disposition, result.error)
     return result
-
-
-_SPAN_NAME_CHARS = 128
 
 
 def record_outcome(span: trace.Span, disposition: Disposition, error: ToolExecutionError | None) -> None:

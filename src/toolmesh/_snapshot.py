@@ -130,7 +130,8 @@ class Catalog:
         except Exception as exc:
             return failed(row, unexpected_error(row, exc, settings), call_id, start)
         shown = output if output.__class__ is ToolOutput else presentation_of(output)
-        return new_result(call_id, name, "native", SUCCEEDED, output, shown, None, NO_METADATA, perf_counter() - start)
+        duration = perf_counter() - start
+        return new_result(call_id, row.name, "native", SUCCEEDED, output, shown, None, NO_METADATA, duration)
 
     def stream(
         self,
