@@ -110,6 +110,16 @@ async def test_same_raw_name_without_prefixes_is_a_collision() -> None:
         assert registry["low_echo"].wire_name == "echo"  # type: ignore[union-attr]
 
 
+async def test_an_aliased_tool_is_suggested_for_its_own_name() -> None:
+    async with ToolRegistry() as registry:
+        await registry.connect(demo_in_process("demo", aliases={"echo": "say"}))
+        for asked in ("demo__echo", "echo", "other__echo"):
+            result = await registry.dispatch(asked, {"text": "hi"})
+            assert result.error is not None and result.error.kind is ErrorKind.NOT_FOUND
+            assert "Did you mean 'say'" in result.presentation.as_text(), asked
+        assert registry.snapshot()._missing("demo__echo").suggestions[0] == "say"
+
+
 async def test_an_mcp_name_equal_to_a_native_name_is_a_collision() -> None:
     async with ToolRegistry() as registry:
         registry.register(echo)

@@ -32,8 +32,7 @@ from ._execution import DispatchSettings, run_native
 from ._names import NamePolicy
 from ._native import NativeTool, ToolOptions, caller_namespace, check_options
 from ._registry_mcp import McpMethods
-from ._snapshot import Catalog, ToolSnapshot
-from ._suggest import NameIndex
+from ._snapshot import Catalog, ToolSnapshot, catalog_index
 from .mcp._servers import McpServers
 
 if TYPE_CHECKING:
@@ -306,7 +305,7 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
         """
         if active is None:
             if self._name_index is None:
-                self._name_index = NameIndex(self._rows)
+                self._name_index = catalog_index(self._rows)
             # same names, same index: it is built at most once per catalog version
             return ToolSnapshot(self._rows, self._settings, self._name_index)
         wanted = set(active)

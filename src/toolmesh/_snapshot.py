@@ -15,7 +15,7 @@ import anyio.to_thread
 
 from ._context import ElicitationCallback, SamplingCallback, ToolContext, new_call_id
 from ._definition import ToolDefinition
-from ._entries import Entry
+from ._entries import Entry, McpEntry
 from ._errors import ErrorKind, ToolExecutionError, ToolNotFoundError
 from ._execution import NO_METADATA, SUCCEEDED, DispatchSettings, execute, failed, trace_not_found, unexpected_error
 from ._hot_path import global_tracer_provider
@@ -24,13 +24,18 @@ from ._result import ToolResult, new_result
 from ._stream import ToolStream
 from ._suggest import NameIndex
 
-__all__ = ["Catalog", "ToolSnapshot"]
+__all__ = ["Catalog", "ToolSnapshot", "catalog_index"]
 
 _INDEX_OFF_LOOP = 2_000
 """From this many rows, an unknown name met in a dispatch or a turn is looked up in a worker
 thread: the first one of a catalog version builds the name index (~6 µs a name), which must not
 stall the event loop (a tenth of a second at 20,000 rows)."""
 _INDEX_LOCK = threading.Lock()
+
+
+def catalog_index(rows: Mapping[str, Entry]) -> NameIndex:
+    """The names of one catalog version for suggestions, with its MCP tools' own names as other names."""
+    return NameIndex(rows, {row.wire_name: name for name, row in rows.items() if type(row) is McpEntry})
 
 
 class Catalog:
@@ -83,7 +88,7 @@ class Catalog:
             with _INDEX_LOCK:  # one index per version, even when worker threads ask at once
                 index = self._name_index
                 if index is None:
-                    index = self._name_index = NameIndex(self._rows)
+                    index = self._name_index = catalog_index(self._rows)
         return ToolNotFoundError(name, index)
 
     async def _missing_off_loop(self, name: object) -> ToolNotFoundError:

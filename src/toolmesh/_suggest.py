@@ -8,6 +8,8 @@ number of candidates per query:
 - the same name up to case and separators (``Get-Weather`` for ``get_weather``);
 - names whose last ``__`` part is the query, or the query's last part (``search`` or
   ``web__search`` for ``docs__search``): a model that drops or swaps a server prefix;
+- names a row also goes by (an MCP tool's own name, for a tool given an alias): the
+  query, or its last part (``cat`` for ``fs__read_text_file`` or ``read_text_file``);
 - names one edit away (a character dropped, added or replaced), found by the two
   thirds of the name such an edit leaves alone (when few names share them);
 
@@ -22,7 +24,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections import defaultdict
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from difflib import SequenceMatcher
 from itertools import islice
@@ -73,10 +75,14 @@ class NameIndex:
     does bounded work whatever the number of names.
     """
 
-    __slots__ = ("_by_key", "_by_length", "_by_tail", "_lock", "_names", "_parts")
+    __slots__ = ("_by_key", "_by_length", "_by_other", "_by_tail", "_lock", "_names", "_others", "_parts")
 
-    def __init__(self, names: Iterable[str]) -> None:
+    def __init__(self, names: Iterable[str], other_names: Mapping[str, str] | None = None) -> None:
         self._names: tuple[str, ...] = tuple(names)
+        self._others: Mapping[str, str] = other_names or {}
+        """Other names a row goes by (an MCP tool's own name) -> its name: asked for, they suggest it."""
+        self._by_other: dict[str, list[str]] = {}
+        """Names by the ``_key`` of another name they go by."""
         self._by_key: dict[str, list[str]] | None = None
         """Names by ``_key``."""
         self._by_tail: dict[str, list[str]] = {}
@@ -106,6 +112,10 @@ class NameIndex:
             tail = _tail(key)
             if tail is not None:
                 by_tail[tail].append(name)
+        by_other: defaultdict[str, list[str]] = defaultdict(list)
+        for other, name in self._others.items():
+            by_other[_key(other)].append(name)
+        self._by_other = dict(by_other)
         self._by_tail = dict(by_tail)
         self._by_length = dict(by_length)
         self._by_key = dict(by_key)
@@ -142,7 +152,14 @@ class NameIndex:
         key = _key(name)
         tail = _tail(key) or key
         strong: dict[str, None] = {}
-        for bucket in (by_key.get(key), self._by_tail.get(key), by_key.get(tail), self._by_tail.get(tail)):
+        for bucket in (
+            by_key.get(key),
+            self._by_other.get(key),
+            self._by_tail.get(key),
+            by_key.get(tail),
+            self._by_other.get(tail),
+            self._by_tail.get(tail),
+        ):
             if bucket:
                 strong.update(dict.fromkeys(islice(bucket, _MAX_SCORED)))
         strong.pop(name, None)
