@@ -43,18 +43,17 @@ import contextlib
 import importlib
 import json
 import os
-import socket
-import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
+from _loopback import IN_FLIGHT, Call, Latencies, concurrent, free_port, port_open, sequential
 from anyio.abc import Process
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -80,7 +79,6 @@ class Tool:
         return cls("slow", {"seconds": milliseconds / 1000}, "done")
 
 
-IN_FLIGHT = 32
 TARGET = 1.20
 DIRECT = "direct"
 GATEWAY = "toolmesh serve"
@@ -88,16 +86,13 @@ FASTMCP = "fastmcp proxy"
 FASTMCP_REUSE = "fastmcp proxy, reused session"
 _TICKS = os.sysconf("SC_CLK_TCK")
 
-Call = Callable[[], Awaitable[Any]]
 Runner = Callable[[Call, int], Awaitable[tuple[list[float], float]]]
 
 
 @dataclass
-class Figures:
+class Figures(Latencies):
     """What one row measured in one mode, summed over every round."""
 
-    latencies: list[float] = field(default_factory=list)
-    wall: float = 0.0
     client_cpu: float = 0.0
     front_cpu: float = 0.0
     upstream_cpu: float = 0.0
@@ -105,23 +100,6 @@ class Figures:
 
     def per_call_us(self, seconds: float) -> float:
         return seconds / len(self.latencies) * 1e6
-
-    @property
-    def mean_us(self) -> float:
-        return statistics.fmean(self.latencies) * 1e6
-
-    @property
-    def p50_us(self) -> float:
-        return statistics.median(self.latencies) * 1e6
-
-    @property
-    def p99_us(self) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e6
-
-    @property
-    def throughput(self) -> float:
-        return len(self.latencies) / self.wall
 
 
 @dataclass
@@ -135,21 +113,6 @@ class Row:
     failed: int = 0
     failed_turns: int = 0
     last_failure: str = ""
-
-
-def free_port(taken: set[int]) -> int:
-    while True:
-        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-            sock.bind(("127.0.0.1", 0))
-            port = int(sock.getsockname()[1])
-        if port not in taken:
-            taken.add(port)
-            return port
-
-
-def port_open(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 def cpu_seconds(process: Process | None) -> float:
@@ -228,35 +191,6 @@ def gateway_command(upstream: str, port: int, folder: Path) -> list[str]:
     script = Path(sys.executable).parent / "toolmesh"
     toolmesh = [str(script)] if script.exists() else [sys.executable, "-m", "toolmesh"]
     return [*toolmesh, "serve", "--config", str(gateway_config(upstream, port, folder))]
-
-
-async def sequential(call: Call, calls: int) -> tuple[list[float], float]:
-    latencies: list[float] = []
-    clock = time.perf_counter
-    start = clock()
-    for _ in range(calls):
-        t0 = clock()
-        await call()
-        latencies.append(clock() - t0)
-    return latencies, clock() - start
-
-
-async def concurrent(call: Call, calls: int) -> tuple[list[float], float]:
-    latencies: list[float] = []
-    clock = time.perf_counter
-    per_task = max(1, calls // IN_FLIGHT)
-
-    async def worker() -> None:
-        for _ in range(per_task):
-            t0 = clock()
-            await call()
-            latencies.append(clock() - t0)
-
-    start = clock()
-    async with anyio.create_task_group() as group:
-        for _ in range(IN_FLIGHT):
-            group.start_soon(worker)
-    return latencies, clock() - start
 
 
 def caller(client: Client, row: Row, tool: Tool) -> Call:

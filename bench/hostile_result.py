@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 import anyio
+from _loopback import free_port
 
 from toolmesh import ToolRegistry
 from toolmesh.mcp import McpServer
@@ -32,12 +33,6 @@ RAW = Path(__file__).resolve().parent.parent / "tests" / "hostile" / "servers" /
 
 def _rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 async def _measure(label: str, spec: McpServer) -> None:
@@ -78,7 +73,7 @@ async def main(mb: int) -> None:
     env = {**os.environ, "HOSTILE_HUGE_BYTES": str(mb * 1024 * 1024)}
     print(f"one {mb} MB answer, max_result_bytes = 8 MiB (default)")
     await _measure("stdio", McpServer.stdio("raw", sys.executable, [str(RAW), "stdio"], env=env, call_timeout=600))
-    port = _free_port()
+    port = free_port()
     proc = await anyio.open_process([sys.executable, str(RAW), "http", str(port)], env=env, stdin=subprocess.DEVNULL)
     try:
         with anyio.fail_after(30):

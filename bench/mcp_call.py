@@ -34,17 +34,16 @@ import argparse
 import contextlib
 import json
 import os
-import socket
-import statistics
 import subprocess
 import sys
 import time
 from collections.abc import AsyncIterator, Awaitable, Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
+from _loopback import IN_FLIGHT, Call, Latencies, concurrent, free_port, port_open, sequential
 from mcp import Client
 
 from toolmesh import ToolRegistry
@@ -54,17 +53,12 @@ ROOT = Path(__file__).resolve().parent.parent
 SERVER = ROOT / "tests" / "fixtures" / "demo_server.py"
 ARGS = {"text": "hello"}
 ARGS_JSON = json.dumps(ARGS)
-IN_FLIGHT = 32
-
-Call = Callable[[], Awaitable[Any]]
 
 
 @dataclass
-class Figures:
+class Figures(Latencies):
     """What one row measured in one mode, summed over every round."""
 
-    latencies: list[float] = field(default_factory=list)
-    wall: float = 0.0
     cpu: float = 0.0
 
     def add(self, latencies: list[float], wall: float, cpu: float) -> None:
@@ -75,34 +69,6 @@ class Figures:
     @property
     def cpu_us(self) -> float:
         return self.cpu / len(self.latencies) * 1e6
-
-    @property
-    def mean_us(self) -> float:
-        return statistics.fmean(self.latencies) * 1e6
-
-    @property
-    def p50_us(self) -> float:
-        return statistics.median(self.latencies) * 1e6
-
-    @property
-    def p99_us(self) -> float:
-        ordered = sorted(self.latencies)
-        return ordered[min(len(ordered) - 1, int(len(ordered) * 0.99))] * 1e6
-
-    @property
-    def throughput(self) -> float:
-        return len(self.latencies) / self.wall
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def port_open(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 @contextlib.asynccontextmanager
@@ -131,35 +97,6 @@ async def demo_server() -> AsyncIterator[str]:
             if scope.cancelled_caught:
                 process.kill()
                 await process.wait()
-
-
-async def sequential(call: Call, calls: int) -> tuple[list[float], float]:
-    latencies: list[float] = []
-    clock = time.perf_counter
-    start = clock()
-    for _ in range(calls):
-        t0 = clock()
-        await call()
-        latencies.append(clock() - t0)
-    return latencies, clock() - start
-
-
-async def concurrent(call: Call, calls: int) -> tuple[list[float], float]:
-    latencies: list[float] = []
-    clock = time.perf_counter
-    per_task = calls // IN_FLIGHT
-
-    async def worker() -> None:
-        for _ in range(per_task):
-            t0 = clock()
-            await call()
-            latencies.append(clock() - t0)
-
-    start = clock()
-    async with anyio.create_task_group() as group:
-        for _ in range(IN_FLIGHT):
-            group.start_soon(worker)
-    return latencies, clock() - start
 
 
 async def open_rows(stack: contextlib.AsyncExitStack, url: str) -> tuple[dict[str, Call], dict[str, str]]:

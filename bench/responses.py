@@ -37,6 +37,7 @@ from pathlib import Path
 
 import anyio
 import mcp
+from _loopback import free_port
 from openai import AsyncOpenAI
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -54,12 +55,6 @@ MCP_TOOL = {
         },
     },
 }
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
 
 
 def _wait_port(port: int, process: subprocess.Popen[bytes]) -> None:
@@ -165,7 +160,7 @@ def _row(name: str, seconds: list[float]) -> str:
 
 def _scenario(turns: int, model_ms: float, mcp_url: str, folder: Path) -> dict[str, list[float]]:
     """Time ``turns`` turns each way against a scripted model answering in ``model_ms``."""
-    model_port = _free_port()
+    model_port = free_port()
     processes: list[subprocess.Popen[bytes] | subprocess.Popen[str]] = []
     try:
         script = [str(FIXTURES / "scripted_upstream.py"), str(model_port), "demo__add", ARGUMENTS, str(model_ms)]
@@ -197,7 +192,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=200, help="turns each way with the instant model")
     parser.add_argument("--model-ms", type=float, default=100.0, help="the thinking model's time per call")
     args = parser.parse_args()
-    mcp_port = _free_port()
+    mcp_port = free_port()
     server = _start([str(FIXTURES / "demo_server.py"), "http", str(mcp_port)], mcp_port)
     mcp_url = f"http://127.0.0.1:{mcp_port}/mcp"
     scenarios = [

@@ -41,7 +41,6 @@ import argparse
 import contextlib
 import gc
 import os
-import socket
 import statistics
 import subprocess
 import sys
@@ -52,6 +51,7 @@ from typing import Any
 
 import anyio
 import mcp_types
+from _loopback import free_port, port_open
 from mcp import Client
 
 from toolmesh import CatalogChange, ToolRegistry
@@ -64,17 +64,6 @@ PAGE_SIZE = 500
 
 def load() -> str:
     return "load average " + " ".join(Path("/proc/loadavg").read_text().split()[:3])
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def port_open(port: int) -> bool:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
 @contextlib.asynccontextmanager

@@ -1,4 +1,5 @@
-"""Shared helpers for the gateway tests: a gateway served over HTTP in the test's own task group."""
+"""Shared helpers for the gateway tests: a gateway served over HTTP in the test's own task group,
+and a two-tool catalog (``look`` is read-only, ``wipe`` is not) with its read-only profile."""
 
 from __future__ import annotations
 
@@ -11,9 +12,35 @@ import httpx2
 import mcp
 from mcp.client.streamable_http import streamable_http_client
 
+from toolmesh import Entry, ToolRegistry, tool
 from toolmesh.gateway import HttpSettings, McpGateway
 
-__all__ = ["client", "serving"]
+__all__ = ["client", "look_and_wipe", "only_look", "serving"]
+
+
+@tool
+async def look(path: str) -> str:
+    """Read something."""
+    return f"looked at {path}"
+
+
+@tool
+async def wipe(path: str) -> str:
+    """Delete something."""
+    return f"wiped {path}"
+
+
+def look_and_wipe() -> ToolRegistry:
+    """A registry of ``look`` and ``wipe``."""
+    registry = ToolRegistry()
+    registry.register(look)
+    registry.register(wipe)
+    return registry
+
+
+def only_look(entry: Entry) -> bool:
+    """The read-only profile of ``look_and_wipe``: ``look`` alone."""
+    return entry.name == "look"
 
 
 @asynccontextmanager

@@ -11,7 +11,7 @@ import pytest
 from _asking import PROTOCOLS, Recorder, answer_of, asking_http, asking_in_process, asking_stdio
 from _mcp import everything_stdio, wait_until
 from _servers import http_server
-from toolmesh import ElicitationRequest, ErrorKind, NoCallbackError, ToolContext, ToolRegistry
+from toolmesh import ElicitationRequest, ErrorKind, NoCallbackError, ToolContext, ToolRegistry, ToolResult
 from toolmesh.mcp import MCP_ASKED
 
 ASKING = "tests/fixtures/asking_server.py"
@@ -170,10 +170,10 @@ async def test_2026_input_rounds_are_capped() -> None:
 # -- transports and concurrency --------------------------------------------------------
 
 
-async def _pair(registry: ToolRegistry) -> dict[str, object]:
+async def _two_at_once(registry: ToolRegistry) -> tuple[dict[str, Recorder], dict[str, ToolResult]]:
     """Two calls on one session, each with its own callback, both in flight when the server asks."""
     callers = {tag: Recorder(tag) for tag in ("a", "b")}
-    results = {}
+    results: dict[str, ToolResult] = {}
 
     async def one(tag: str) -> None:
         ctx = ToolContext(call_id=f"call-{tag}", elicitation=callers[tag].elicit)
@@ -183,13 +183,19 @@ async def _pair(registry: ToolRegistry) -> dict[str, object]:
         async with anyio.create_task_group() as group:
             group.start_soon(one, "a")
             group.start_soon(one, "b")
+    return callers, results
+
+
+async def _pair(registry: ToolRegistry) -> dict[str, ToolResult]:
+    """``_two_at_once``, each callback asked once, by its own call."""
+    callers, results = await _two_at_once(registry)
     for tag, recorder in callers.items():
         [asked] = recorder.asked
         assert (asked.call_id, asked.params.message) == (f"call-{tag}", f"pair {tag}")
     return results
 
 
-def _own_answers(results: dict[str, object]) -> None:
+def _own_answers(results: dict[str, ToolResult]) -> None:
     for tag, result in results.items():
         assert answer_of(result)["content"] == {"name": f"{tag}:call-{tag}"}  # type: ignore[arg-type]
 
@@ -230,17 +236,7 @@ async def test_over_stdio_2025_one_call_is_routed_and_two_at_once_are_refused_no
         assert connection.protocol_version == "2025-11-25"
         single = await registry.dispatch("ask__ask_form", {}, ToolContext(call_id="solo"))
         assert answer_of(single)["content"] == {"name": "host:solo"}
-        callers = {tag: Recorder(tag) for tag in ("a", "b")}
-        results = {}
-
-        async def one(tag: str) -> None:
-            ctx = ToolContext(call_id=f"call-{tag}", elicitation=callers[tag].elicit)
-            results[tag] = await registry.dispatch("ask__ask_pair", {"tag": tag}, ctx)
-
-        with anyio.fail_after(60):
-            async with anyio.create_task_group() as group:
-                group.start_soon(one, "a")
-                group.start_soon(one, "b")
+        callers, results = await _two_at_once(registry)
     assert callers["a"].asked == [] and callers["b"].asked == []
     for result in results.values():
         assert not result.ok and "2 calls are in flight" in result.error.message  # type: ignore[union-attr]

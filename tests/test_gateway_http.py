@@ -8,8 +8,8 @@ import anyio
 import httpx2
 import pytest
 
-from _gateway import client, serving
-from toolmesh import ConfigurationError, Entry, ToolRegistry, tool
+from _gateway import client, look_and_wipe, only_look, serving
+from toolmesh import ConfigurationError, ToolRegistry
 from toolmesh.gateway import BearerToken, HttpSettings, McpGateway
 
 MODES = ["legacy", "2026-07-28"]
@@ -20,29 +20,6 @@ INIT = {
     "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
 }
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-
-
-@tool
-async def look(path: str) -> str:
-    """Read something."""
-    return f"looked at {path}"
-
-
-@tool
-async def wipe(path: str) -> str:
-    """Delete something."""
-    return f"wiped {path}"
-
-
-def _registry() -> ToolRegistry:
-    registry = ToolRegistry()
-    registry.register(look)
-    registry.register(wipe)
-    return registry
-
-
-def _readonly(entry: Entry) -> bool:
-    return entry.name == "look"
 
 
 async def _post(url: str, headers: dict[str, str] | None = None, body: Any = None, content: bytes | None = None) -> int:
@@ -56,7 +33,7 @@ async def _post(url: str, headers: dict[str, str] | None = None, body: Any = Non
 
 @pytest.mark.parametrize("mode", MODES)
 async def test_each_profile_is_served_at_its_own_path(mode: Any) -> None:
-    gateway = McpGateway(_registry(), profiles={"readonly": _readonly})
+    gateway = McpGateway(look_and_wipe(), profiles={"readonly": only_look})
     async with serving(gateway) as url:
         async with client(url + "/mcp", mode) as everything, client(url + "/mcp/readonly", mode) as readonly:
             with anyio.fail_after(60):
@@ -74,7 +51,7 @@ async def test_bearer_tokens_refuse_without_or_wrong_and_accept_the_right_one(mo
     settings = HttpSettings(
         port=0, tokens=(BearerToken("s3cret-all"), BearerToken("s3cret-ro", frozenset({"readonly"})))
     )
-    gateway = McpGateway(_registry(), profiles={"readonly": _readonly})
+    gateway = McpGateway(look_and_wipe(), profiles={"readonly": only_look})
     async with serving(gateway, settings) as url:
         assert await _post(url + "/mcp") == 401
         assert await _post(url + "/mcp", {"Authorization": "Bearer wrong"}) == 401
@@ -102,7 +79,7 @@ async def test_without_tokens_only_a_loopback_host_may_be_bound() -> None:
 
 
 async def test_a_foreign_host_or_origin_is_refused_against_dns_rebinding() -> None:
-    gateway = McpGateway(_registry())
+    gateway = McpGateway(look_and_wipe())
     settings = HttpSettings(port=0, allowed_origins=("https://app.example",))
     async with serving(gateway, settings) as url:
         assert await _post(url + "/mcp", {"Host": "evil.example"}) == 421
@@ -114,7 +91,7 @@ async def test_a_foreign_host_or_origin_is_refused_against_dns_rebinding() -> No
 
 
 async def test_an_oversized_body_is_refused() -> None:
-    gateway = McpGateway(_registry())
+    gateway = McpGateway(look_and_wipe())
     async with serving(gateway, HttpSettings(port=0, max_body_bytes=4096)) as url:
         padding = {**INIT, "params": {**INIT["params"], "_meta": {"pad": "x" * 5000}}}  # type: ignore[dict-item]
         assert await _post(url + "/mcp", body=padding) == 413
@@ -123,8 +100,8 @@ async def test_an_oversized_body_is_refused() -> None:
 
 def test_profile_names_are_checked() -> None:
     with pytest.raises(ConfigurationError, match="always exists"):
-        McpGateway(ToolRegistry(), profiles={"default": _readonly})
+        McpGateway(ToolRegistry(), profiles={"default": only_look})
     with pytest.raises(ConfigurationError, match="URL path segment"):
-        McpGateway(ToolRegistry(), profiles={"a/b": _readonly})
+        McpGateway(ToolRegistry(), profiles={"a/b": only_look})
     with pytest.raises(ConfigurationError, match="no profile 'x'"):
         McpGateway(ToolRegistry()).server("x")

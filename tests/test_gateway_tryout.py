@@ -19,9 +19,8 @@ import mcp
 import pytest
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from _gateway import client, serving
+from _gateway import client, look_and_wipe, only_look, serving
 from _servers import DEMO, ROOT
-from toolmesh import Entry, ToolRegistry, tool
 from toolmesh.gateway import GatewayConfig, McpGateway
 from toolmesh.policy import DenyAnnotated
 
@@ -31,33 +30,10 @@ ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.enviro
 TOOLMESH = [sys.executable, "-m", "toolmesh"]
 
 
-@tool
-async def look(path: str) -> str:
-    """Read something."""
-    return f"looked at {path}"
-
-
-@tool
-async def wipe(path: str) -> str:
-    """Delete something."""
-    return f"wiped {path}"
-
-
-def _registry() -> ToolRegistry:
-    registry = ToolRegistry()
-    registry.register(look)
-    registry.register(wipe)
-    return registry
-
-
-def _readonly(entry: Entry) -> bool:
-    return entry.name == "look"
-
-
 @pytest.mark.parametrize("mode", MODES)
 async def test_a_profile_is_also_served_at_a_url_ending_in_mcp(mode: Any) -> None:
     """Clients such as the MCP Inspector CLI rewrite a URL not ending in /mcp: /<profile>/mcp must be the profile."""
-    gateway = McpGateway(_registry(), profiles={"readonly": _readonly})
+    gateway = McpGateway(look_and_wipe(), profiles={"readonly": only_look})
     async with (
         serving(gateway) as url,
         client(url + "/readonly/mcp", mode) as new,
@@ -192,7 +168,7 @@ def test_profile_over_http_is_not_silently_ignored(tmp_path: Path) -> None:
 
 async def test_clients_are_told_toolmeshs_version() -> None:
     """serverInfo of the handshake (2026-07-28 clients are not sent one unless they ask)."""
-    gateway = McpGateway(_registry())
+    gateway = McpGateway(look_and_wipe())
     with anyio.fail_after(60):
         async with mcp.Client(gateway.server(), mode="legacy") as session:
             info = session.server_info
