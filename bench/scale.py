@@ -15,7 +15,10 @@ tools (190-character descriptions, 640-byte schemas; ``bench/_realistic.py``) in
    garbage collections a connect ran; once with the collector on, as in a host, and once
    paused, which shows the work itself: a full collection walks every object of the process
    (about 0.1 s at 5,000 listed tools), and whether a connect runs one more than the floor
-   depends on how many objects the process held before.
+   depends on how many objects the process held before. Then the two things behind the
+   differences: the CPU of one verifying TLS context (the raw client builds one per
+   connect, toolmesh one per process), and the objects the collector tracks per kept tool
+   (what moves a connect towards the next full collection).
 2. **Declarations.** ``tools(snapshot)`` for ``--rows`` rows per provider format against a
    hand-written comprehension: ``bench/provider_export.py``'s own measurement.
 3. **Refresh** of the 5,000-tool server (one ``on_change`` listener subscribed), once with
@@ -204,6 +207,46 @@ async def discovery(urls: dict[int, str], rounds: int) -> None:
                 (median(large, who, paused, 1) - median(small, who, paused, 1)) / per for who in ("raw", "toolmesh")
             )
             print(f"marginal CPU per 1,000 tools: raw {ms(raw_m)} ms, toolmesh {ms(mesh_m)} ms: {mesh_m / raw_m:.2f}x")
+    print(
+        f"a verifying TLS context costs {ms(tls_context_cpu()).strip()} ms of CPU: the raw client builds one per "
+        "connect, toolmesh one per process (in the warm-up round)"
+    )
+    size = max(urls)
+    raw_kept, mesh_kept = (await kept_objects(urls[size], who) / size for who in ("raw", "toolmesh"))
+    print(
+        f"objects the collector tracks, kept per listed tool ({size:,} tools): raw {raw_kept:.1f}, "
+        f"toolmesh {mesh_kept:.1f} ({mesh_kept / raw_kept:.2f}x)"
+    )
+
+
+def tls_context_cpu(samples: int = 5) -> float:
+    """CPU seconds to build one verifying TLS context (it loads the CA bundle), median of ``samples``."""
+    import httpx2
+
+    spent = []
+    for _ in range(samples):
+        cpu = time.process_time()
+        httpx2.create_ssl_context()
+        spent.append(time.process_time() - cpu)
+    return statistics.median(spent)
+
+
+async def kept_objects(url: str, who: str) -> int:
+    """How many more objects the collector tracks while one connect's tools are kept (raw list or registry)."""
+    gc.collect()
+    before = len(gc.get_objects())
+    async with contextlib.AsyncExitStack() as stack:
+        if who == "raw":
+            client = await stack.enter_async_context(Client(url))
+            kept: Any = await raw_listing(client)
+        else:
+            registry = await stack.enter_async_context(ToolRegistry())
+            await registry.connect(spec(url))
+            kept = registry.entries()
+        gc.collect()
+        grown = len(gc.get_objects()) - before
+        del kept
+    return grown
 
 
 # -- 3. refresh -------------------------------------------------------------------------

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import pytest
 from opentelemetry import trace
@@ -20,7 +20,13 @@ from toolmesh import (
     to_output,
 )
 from toolmesh._execution import DispatchSettings, call_timeout
-from toolmesh._hot_path import global_tracer_provider, one_block_constructor, slot_constructor
+from toolmesh._hot_path import (
+    DERIVED,
+    derive_on_first_read,
+    global_tracer_provider,
+    one_block_constructor,
+    slot_constructor,
+)
 from toolmesh._result import new_result
 
 
@@ -50,6 +56,32 @@ def test_slot_constructor_follows_the_dataclass_fields() -> None:
 
     with pytest.raises(TypeError, match="not a slotted dataclass"):
         slot_constructor(Unslotted)
+
+
+def test_a_derived_slot_is_made_once_at_its_first_read_and_then_is_an_ordinary_field() -> None:
+    made: list[int] = []
+
+    @dataclass(frozen=True, slots=True)
+    class Square:
+        side: int
+        area: int
+
+    def area(square: Square) -> int:
+        made.append(square.side)
+        return square.side * square.side
+
+    derive_on_first_read(Square, "area", area)
+    lazy = slot_constructor(Square)(3, DERIVED)
+    also_lazy = Square(4, DERIVED)
+    assert made == []
+    assert lazy.area == 9 and lazy.area == 9 and made == [3]  # made once, then kept
+    assert also_lazy == Square(4, 16) and repr(also_lazy).endswith("Square(side=4, area=16)")
+    assert replace(Square(5, DERIVED), side=2) == Square(2, 25)  # replace reads the derived value, then copies it
+    assert Square(2, 7).area == 7 and made == [3, 4, 5]  # a value given is kept as given
+    with pytest.raises(AttributeError):
+        lazy.area = 1  # type: ignore[misc]
+    with pytest.raises(TypeError, match="not a slot"):
+        derive_on_first_read(Square, "perimeter", area)
 
 
 def test_one_block_outputs_equal_checked_outputs() -> None:

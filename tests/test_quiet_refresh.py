@@ -70,6 +70,38 @@ async def test_schemas_compile_at_a_rows_first_call_once(monkeypatch: pytest.Mon
     assert compiled == [("item_0001", "inputSchema")]  # neither later calls nor a refresh compile it again
 
 
+async def test_discovery_leaves_definitions_and_capabilities_to_their_first_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from toolmesh.mcp import _convert
+
+    made: list[tuple[str, str]] = []
+    definition, capabilities = _convert.tool_definition, _convert.tool_capabilities
+
+    def counting_definition(name: str, tool: Any) -> Any:
+        made.append(("definition", tool.name))
+        return definition(name, tool)
+
+    def counting_capabilities(tool: Any, *, modern: bool = False) -> Any:
+        made.append(("capabilities", tool.name))
+        return capabilities(tool, modern=modern)
+
+    monkeypatch.setattr(_convert, "tool_definition", counting_definition)
+    monkeypatch.setattr(_convert, "tool_capabilities", counting_capabilities)
+    async with ToolRegistry() as registry:
+        with anyio.fail_after(60):
+            await registry.connect(lowlevel_in_process("low", TOOLS))
+        assert made == []  # discovery made neither
+        row = registry["low__item_0002"]
+        assert row.definition is row.definition and row.definition.name == "low__item_0002"
+        assert row.capabilities.title == "item_0002" and row.capabilities is row.capabilities
+        assert made == [("definition", "item_0002"), ("capabilities", "item_0002")]  # once each, then kept
+        assert (await registry.dispatch("low__item_0003", {"x": 1})).ok
+        assert ("definition", "item_0003") in made  # a call reads its row's definition (the parameters)
+        exported = registry.snapshot().definitions()
+        assert len(exported) == len(registry.names()) and made.count(("definition", "item_0003")) == 1
+
+
 async def test_rows_built_at_discovery_equal_the_dataclass_constructors() -> None:
     """Discovery builds rows field by field (``slot_constructor``): the same rows as keyword construction."""
     from toolmesh import ToolCapabilities, ToolDefinition

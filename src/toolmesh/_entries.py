@@ -20,6 +20,7 @@ from ._capabilities import ToolCapabilities
 from ._context import ToolContext
 from ._definition import ToolDefinition
 from ._errors import ConfigurationError, DynamicSchemaError, ErrorKind, ToolExecutionError
+from ._hot_path import derive_on_first_read
 from ._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 from ._names import describe_mcp_tool
 from ._output import ToolOutput, to_output
@@ -237,7 +238,9 @@ class McpEntry:
     name: str
     """The model-visible name (an alias of ``wire_name``)."""
     definition: ToolDefinition
+    """What the model sees; discovery leaves it to be made from ``tool`` at its first read."""
     capabilities: ToolCapabilities
+    """Host-only facts; discovery leaves them to be made from ``tool`` at their first read."""
     server: str
     """The server's label."""
     wire_name: str
@@ -358,6 +361,25 @@ class McpEntry:
 
     def __repr__(self) -> str:
         return f"McpEntry(name={self.name!r}, server={self.server!r}, wire_name={self.wire_name!r})"
+
+
+def _listed_definition(row: McpEntry) -> ToolDefinition:
+    from .mcp._convert import tool_definition
+
+    return tool_definition(row.name, row.tool)
+
+
+def _listed_capabilities(row: McpEntry) -> ToolCapabilities:
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    from .mcp._convert import tool_capabilities
+
+    modern = getattr(row.caller, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
+    return tool_capabilities(row.tool, modern=modern)
+
+
+derive_on_first_read(McpEntry, "definition", _listed_definition)
+derive_on_first_read(McpEntry, "capabilities", _listed_capabilities)
 
 
 Entry: TypeAlias = NativeEntry | McpEntry | DynamicEntry | HostedEntry

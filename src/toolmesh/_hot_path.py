@@ -14,9 +14,15 @@ code it replaces; ``bench/native_dispatch.py`` measures them.
   between classes of the same slot layout) builds the same ``ToolResult`` in a quarter
   of the time (0.5 µs against 1.8; writing each slot through its descriptor, the
   previous measure, takes 0.85); it is made once per dispatched call. Discovery
-  builds each MCP row (``McpEntry``, its ``ToolDefinition`` and ``ToolCapabilities``)
-  the same way: thousands of rows per server, a quarter of toolmesh's own cost of a
-  listing otherwise.
+  builds each MCP row (``McpEntry``) the same way: thousands of rows per server.
+* **Rows completed at first read** (``derive_on_first_read``): a discovered MCP row's
+  ``definition`` and ``capabilities`` are made from its listed tool when first read,
+  not at discovery. A catalog of thousands of tools is mostly never shown whole (hosts
+  pick the rows of a turn), and making both for every row was a third of toolmesh's
+  own cost of a listing; the two objects per row also made a 5,000-tool connect run
+  one more full garbage collection than the raw listing (about 0.1 s). Once made, the
+  value is stored in the row's slot: every later read is a plain slot read, and the
+  row is the same frozen value it always was.
 * **One-block outputs** (``one_block_constructor``): most tools return one str or one
   JSON scalar. ``ToolOutput([Json(value)])`` runs two ``__init__`` (a frozen dataclass's
   sets its field through ``object.__setattr__``; ``ToolOutput``'s copies the blocks and
@@ -46,13 +52,20 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import types
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
 from opentelemetry import trace
 from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
 
-__all__ = ["global_tracer_provider", "one_block_constructor", "slot_constructor"]
+__all__ = [
+    "DERIVED",
+    "derive_on_first_read",
+    "global_tracer_provider",
+    "one_block_constructor",
+    "slot_constructor",
+]
 
 _T = TypeVar("_T")
 _new = object.__new__
@@ -94,6 +107,49 @@ def slot_constructor(cls: type[_T]) -> Callable[..., _T]:
     exec(source, namespace)
     made: Callable[..., _T] = namespace[f"new_{cls.__name__}"]
     return made
+
+
+DERIVED: Any = type("_Derived", (), {"__repr__": lambda self: "DERIVED", "__slots__": ()})()
+"""Stored in a slot that ``derive_on_first_read`` fills when it is first read."""
+
+
+class _DerivedSlot:
+    """A slot's descriptor that replaces a stored ``DERIVED`` with ``derive(obj)`` when read."""
+
+    __slots__ = ("_derive", "_slot")
+
+    def __init__(self, slot: Any, derive: Callable[[Any], Any]) -> None:
+        self._slot = slot
+        self._derive = derive
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        value = self._slot.__get__(obj, owner)
+        if value is DERIVED:
+            value = self._derive(obj)
+            self._slot.__set__(obj, value)
+        return value
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        self._slot.__set__(obj, value)
+
+    def __delete__(self, obj: Any) -> None:
+        self._slot.__delete__(obj)
+
+
+def derive_on_first_read(cls: type, name: str, derive: Callable[[Any], Any]) -> None:
+    """Let ``cls``'s slot ``name`` hold ``DERIVED`` until first read, then ``derive(obj)``, kept.
+
+    Constructors may store ``DERIVED`` (``slot_constructor`` by position, or the
+    dataclass's own ``__init__``); every reader, ``dataclasses.replace``, ``==`` and
+    ``repr`` included, sees the derived value. ``derive`` must depend only on fields
+    that do not change (a frozen dataclass's).
+    """
+    slot = cls.__dict__.get(name)
+    if not isinstance(slot, types.MemberDescriptorType):
+        raise TypeError(f"{cls.__name__}.{name} is not a slot")
+    setattr(cls, name, _DerivedSlot(slot, derive))
 
 
 class _Blocks(Protocol):

@@ -10,7 +10,9 @@ the whole server at once by the ``NamePolicy``, so a collision leaves nothing
 half-added. At a refresh, a colliding tool is left out instead (``rebuild_rows``).
 
 A refresh keeps the rows of tools that did not change (``build_rows``' ``previous``):
-only new and changed tools get new rows. A row compiles its schemas at its first call,
+only new and changed tools get new rows. A row is only its listed tool, its name and its
+server's settings: its ``definition`` and ``capabilities`` are made from the tool at their
+first read (``_hot_path.derive_on_first_read``), and it compiles its schemas at its first call,
 not here (``McpEntry.input_validator``): the ``inputSchema`` (unless the spec turns
 ``validate_arguments`` off) to check the model's arguments before the wire, the
 ``outputSchema`` to check results; so discovery costs what the listing costs. A schema
@@ -29,13 +31,11 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types
 import pydantic_core
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from .._entries import McpCaller, McpEntry
 from .._errors import NameCollisionError, ServerConnectionError
-from .._hot_path import slot_constructor
+from .._hot_path import DERIVED, slot_constructor
 from .._names import NamePolicy, describe_mcp_tool
-from ._convert import tool_capabilities, tool_definition
 
 if TYPE_CHECKING:
     from mcp import Client
@@ -183,12 +183,12 @@ _new_row = slot_constructor(McpEntry)
 
 
 def _row(spec: McpServer, name: str, tool: mcp_types.Tool, caller: McpCaller) -> McpEntry:
-    """One tool's row (its schemas are compiled at its first call)."""
+    """One tool's row: definition and capabilities made at first read, schemas compiled at first call."""
     # every field by position, in McpEntry's order (discovery makes thousands)
     row: McpEntry = _new_row(
         name,
-        tool_definition(name, tool),
-        tool_capabilities(tool, modern=getattr(caller, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS),
+        DERIVED,  # definition
+        DERIVED,  # capabilities
         spec.label,  # server
         tool.name,  # wire_name
         tool,

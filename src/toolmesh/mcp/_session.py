@@ -28,8 +28,10 @@ through the session's ``InFlight`` table (``_in_flight``).
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
+import ssl
 import sys
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -120,11 +122,22 @@ class _LimitedBody(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
+@functools.cache
+def _tls_context() -> ssl.SSLContext:
+    """The one verifying TLS context every HTTP server of the process shares.
+
+    Building one loads the system's CA bundle (about 40 ms of CPU); a context per
+    connection paid that on every connect and reconnect. It is made at the first HTTP
+    connect, so ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` are read then.
+    """
+    return httpx2.create_ssl_context()
+
+
 class _BoundedTransport(httpx2.AsyncHTTPTransport):
     """Stops reading a request's answer past ``max_result_bytes`` instead of buffering it all."""
 
     def __init__(self, limit: int) -> None:
-        super().__init__()
+        super().__init__(verify=_tls_context())
         self._limit = limit
 
     async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
