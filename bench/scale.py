@@ -212,7 +212,8 @@ async def discovery(urls: dict[int, str], rounds: int) -> None:
         "connect, toolmesh one per process (in the warm-up round)"
     )
     size = max(urls)
-    raw_kept, mesh_kept = (await kept_objects(urls[size], who) / size for who in ("raw", "toolmesh"))
+    raw_kept = await kept_objects(urls[size], "raw") / size
+    mesh_kept = await kept_objects(urls[size], "toolmesh") / size
     print(
         f"objects the collector tracks, kept per listed tool ({size:,} tools): raw {raw_kept:.1f}, "
         f"toolmesh {mesh_kept:.1f} ({mesh_kept / raw_kept:.2f}x)"
