@@ -192,7 +192,7 @@ async def test_a_native_tool_s_form_answer_is_checked_and_reads_back_as_its_mode
     registry.register(sign_up)
     failed = await registry.dispatch("sign_up", {})
     assert failed.error is not None and failed.error.kind is ErrorKind.INTERNAL
-    assert "'email' is a required property" in failed.error.message
+    assert "email: missing required field" in failed.error.message
     good = ToolRegistry(elicitation=_accepting({"name": "Ada", "email": "ada@example.com"}))
     good.register(sign_up)
     assert (await good.dispatch("sign_up", {})).output.as_text() == "Ada <ada@example.com> newsletter=False"

@@ -89,7 +89,7 @@ async def test_invalid_arguments_never_reach_the_wire(registry: ToolRegistry, se
     assert "name: does not match the pattern '^[a-z]+$'" in feedback
     assert "Expected parameters: n (integer, required), name (string)." in feedback
     assert missing.error is not None and missing.error.kind is ErrorKind.INVALID_ARGUMENTS
-    assert "'text' is a required property" in missing.error.model_feedback
+    assert "text: missing required field" in missing.error.model_feedback
     assert MCP_RESULT not in bad.metadata and MCP_RESULT not in missing.metadata
     assert await calls(registry, server) == before  # nothing went on the wire
     good = await registry.dispatch(f"{server}__typed", {"n": 2, "name": "bob"})

@@ -168,7 +168,7 @@ async def test_dynamic_tool_validates_against_its_schema_and_runs_the_handler() 
         "Expected parameters: text (string, required)."
     )
     missing = await registry.dispatch("echo", "{}")
-    assert "'text' is a required property" in missing.presentation.as_text()
+    assert "text: missing required field" in missing.presentation.as_text()
 
 
 async def test_dynamic_handler_may_take_the_context() -> None:

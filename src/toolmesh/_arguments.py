@@ -10,12 +10,15 @@ import json
 import math
 import re
 import sys
-from collections.abc import Mapping
-from typing import Any
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 import pydantic
 
 from ._errors import ErrorKind, ToolExecutionError
+
+if TYPE_CHECKING:
+    import jsonschema.exceptions
 
 _NULLISH = frozenset({"", "null"})
 
@@ -40,6 +43,9 @@ _MAX_INTEGER_BITS = 13_000
 
 _JSON_DEPTH_LIMIT = 200
 """How deep pydantic's JSON parser (jiter) reads nested arrays and objects in a native tool's arguments."""
+
+MAX_PROBLEM_CHARS = 200
+"""A schema problem's message is cut here: jsonschema's messages quote the offending value."""
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 """A ``\\uD800``-``\\uDFFF`` escape: valid JSON syntax, but pydantic refuses a lone one as bad JSON."""
@@ -170,14 +176,51 @@ def unsendable(data: Mapping[str, Any], *, wire: bool) -> str | None:
     return None
 
 
-def _path(loc: tuple[int | str, ...]) -> str:
+def _path(loc: Iterable[int | str], root: str = "(arguments)") -> str:
     text = ""
     for part in loc:
         if isinstance(part, int):
             text += f"[{part}]"
         else:
             text += f".{part}" if text else str(part)
-    return text or "(arguments)"
+    return text or root
+
+
+def schema_problems(errors: Iterable[jsonschema.exceptions.ValidationError], root: str = "(arguments)") -> list[str]:
+    """jsonschema's errors as one line per problem, worded as ``from_validation_error`` words pydantic's.
+
+    A missing property is ``path.name: missing required field`` and a property the
+    schema forbids is ``path.name: unknown field``, whichever validated the value; any
+    other problem is ``path: jsonschema's message``, cut to 200 characters (it may quote
+    the value). ``root`` names the value itself.
+    """
+    problems: list[str] = []
+    for error in errors:
+        path = tuple(error.absolute_path)
+        instance = error.instance
+        required = error.validator_value
+        if error.validator == "required" and isinstance(instance, Mapping) and isinstance(required, list):
+            missing = [name for name in required if isinstance(name, str) and name not in instance]
+            named = [name for name in missing if error.message == f"{name!r} is a required property"]
+            if named:
+                problems.append(f"{_path((*path, named[0]), root)}: missing required field")
+                continue
+        if (
+            error.validator == "additionalProperties"
+            and error.validator_value is False
+            and isinstance(instance, Mapping)
+            and isinstance(error.schema, Mapping)
+            and not error.schema.get("patternProperties")
+        ):
+            known = error.schema.get("properties")
+            known = known if isinstance(known, Mapping) else {}
+            problems.extend(f"{_path((*path, name), root)}: unknown field" for name in instance if name not in known)
+            continue
+        message = error.message
+        if len(message) > MAX_PROBLEM_CHARS:
+            message = message[:MAX_PROBLEM_CHARS] + "..."
+        problems.append(f"{_path(path, root)}: {message}")
+    return problems
 
 
 def from_validation_error(

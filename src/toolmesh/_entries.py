@@ -173,10 +173,7 @@ class DynamicEntry:
         problem = _arguments.unsendable(data, wire=False)
         if problem is not None:
             raise _arguments.invalid_arguments(self.name, problem + ".", params)
-        problems = [
-            f"{'.'.join(map(str, error.absolute_path)) or '(arguments)'}: {error.message}"
-            for error in self._validator.iter_errors(data)
-        ]
+        problems = _arguments.schema_problems(self._validator.iter_errors(data))
         if problems:
             raise _arguments.invalid_arguments(self.name, "; ".join(problems) + ".", params)
         return data
@@ -350,7 +347,7 @@ class McpEntry:
 
     def _problems(self, validator: SchemaValidator, value: object, what: str) -> list[str]:
         try:
-            return validator.problems(value)
+            return validator.problems(value, "(arguments)" if what == "inputSchema" else "(structuredContent)")
         except SchemaUnusableError as exc:
             raise ToolExecutionError(
                 f"MCP server {self.server!r}, tool {self.wire_name!r} (row {self.name!r}): its {what} "

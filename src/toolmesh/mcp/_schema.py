@@ -43,6 +43,7 @@ import referencing
 import referencing.jsonschema
 from jsonschema.protocols import Validator
 
+from .._arguments import MAX_PROBLEM_CHARS, schema_problems
 from ._schema_shape import keyword_problem
 
 __all__ = ["SchemaUnusableError", "SchemaValidator", "compile_schema"]
@@ -51,7 +52,6 @@ logger = logging.getLogger("toolmesh.mcp")
 
 MAX_NODES = 20_000
 """The most subschemas one schema may have; a larger one is reported unusable."""
-_MAX_PROBLEM_CHARS = 200
 _CACHE_SIZE = 4096
 
 _IN_PLACE_LISTS = ("allOf", "anyOf", "oneOf")
@@ -208,8 +208,9 @@ class SchemaValidator:
         self._validator = validator
         self._fast = fast
 
-    def problems(self, value: Any) -> list[str]:
-        """What is wrong with ``value``, one line per problem (``path: message``); empty when valid.
+    def problems(self, value: Any, root: str = "(root)") -> list[str]:
+        """What is wrong with ``value``, one line per problem (``path: message``; ``root`` names the
+        value itself); empty when valid. Worded as native tools' problems are (``_arguments.schema_problems``).
 
         Raises:
             SchemaUnusableError: when the schema itself makes checking fail.
@@ -217,24 +218,11 @@ class SchemaValidator:
         if self._fast is not None and self._fast(value):
             return []
         try:
-            return [_problem(error) for error in self._validator.iter_errors(value)]
+            return schema_problems(self._validator.iter_errors(value), root)
         except RecursionError:
             raise SchemaUnusableError("checking recursed too deeply (the schema refers to itself)") from None
         except Exception as exc:  # an unresolvable reference, a keyword of the wrong type
-            raise SchemaUnusableError(f"{type(exc).__name__}: {str(exc)[:_MAX_PROBLEM_CHARS]}") from exc
-
-
-def _problem(error: jsonschema.exceptions.ValidationError) -> str:
-    text = ""
-    for part in error.absolute_path:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else str(part)
-    message = error.message
-    if len(message) > _MAX_PROBLEM_CHARS:
-        message = message[:_MAX_PROBLEM_CHARS] + "..."
-    return f"{text or '(root)'}: {message}"
+            raise SchemaUnusableError(f"{type(exc).__name__}: {str(exc)[:MAX_PROBLEM_CHARS]}") from exc
 
 
 def compile_schema(schema: Mapping[str, Any] | None, *, server: str, tool: str, what: str) -> SchemaValidator | None:
@@ -304,7 +292,7 @@ def _inspect(schema: Any, has_refs: bool) -> tuple[str | None, list[str]]:
         return _walk(schema, has_refs, check_shapes=base not in _OLD_DRAFTS, draft2020=base is _DRAFT2020)
     except jsonschema.exceptions.SchemaError as exc:
         where = "/".join(map(str, exc.absolute_path)) or "the root"
-        return f"invalid at {where}: {exc.message[:_MAX_PROBLEM_CHARS]}", []
+        return f"invalid at {where}: {exc.message[:MAX_PROBLEM_CHARS]}", []
     except RecursionError:
         return "it is nested too deeply", []
     except referencing.exceptions.Unresolvable as exc:
