@@ -281,8 +281,23 @@ def test_two_tools_that_sanitize_to_one_name() -> None:
 
 
 def test_two_aliases_to_one_name_collide() -> None:
-    with pytest.raises(NameCollisionError, match="both map to 'find'"):
+    with pytest.raises(NameCollisionError, match="The aliases of tools 'a' and 'b' of server 'docs' are both 'find'"):
         NamePolicy().assign("docs", ["a", "b"], aliases={"a": "find", "b": "find"})
+
+
+@pytest.mark.parametrize("order", [["find", "search"], ["search", "find"]])
+def test_an_alias_that_is_another_tool_s_name_is_reported_as_the_alias(order: list[str]) -> None:
+    with pytest.raises(NameCollisionError) as caught:
+        NamePolicy().assign("docs", order, prefix=False, aliases={"search": "find"})
+    text = str(caught.value)
+    assert "The alias 'find' given to tool 'search' of server 'docs' is also the name tool 'find' gets" in text
+    assert "tool-name rule" not in text
+
+
+@pytest.mark.parametrize("order", [["find", "search"], ["search", "find"]])
+def test_with_dedupe_an_explicit_alias_keeps_its_name_in_any_order(order: list[str]) -> None:
+    names = NamePolicy(dedupe=True).assign("docs", order, prefix=False, aliases={"search": "find"})
+    assert names == {"search": "find", "find": "find_2"}
 
 
 def test_a_server_listing_a_tool_twice_is_refused() -> None:

@@ -280,7 +280,8 @@ class NamePolicy:
         """
         taken = taken or {}
         natural: dict[str, str] = {}
-        claimed: dict[str, str] = {}  # model name -> the first wire name that maps to it
+        claimed: dict[str, str] = {}  # model name -> the wire name that keeps it: an explicit alias, else the first
+        aliased: set[str] = set()
         for wire in wire_names:
             if wire in natural:
                 raise NameCollisionError(
@@ -292,7 +293,11 @@ class NamePolicy:
                 )
             name = self.model_name(server, wire, prefix=prefix, aliases=aliases)
             natural[wire] = name
-            claimed.setdefault(name, wire)
+            if aliases and wire in aliases and claimed.get(name) not in aliased:
+                claimed[name] = wire  # the host asked for this name for this tool: it wins over a derived one
+                aliased.add(wire)
+            else:
+                claimed.setdefault(name, wire)
 
         result: dict[str, str] = {}
         used: set[str] = set()
@@ -308,10 +313,7 @@ class NamePolicy:
                     existing = taken[name]
                 else:
                     existing = describe_mcp_tool(server, first)
-                    hint = (
-                        f"Tools {first!r} and {wire!r} of server {server!r} both map to {name!r} "
-                        f"under {self.rule.describe()}. {hint}"
-                    )
+                    hint = f"{self._why_both(server, first, wire, name, aliases or {})} {hint}"
                 raise NameCollisionError(name, existing, describe_mcp_tool(server, wire), hint)
             result[wire] = self._suffixed(name, taken, claimed, used)
             used.add(result[wire])
@@ -326,6 +328,18 @@ class NamePolicy:
             if candidate not in taken and candidate not in natural and candidate not in used:
                 return candidate
             n += 1
+
+    def _why_both(self, server: str, first: str, wire: str, name: str, aliases: Mapping[str, str]) -> str:
+        """Why two tools of one server got ``name``: an alias the host gave, or the naming rule."""
+        if first in aliases and wire in aliases:
+            return f"The aliases of tools {first!r} and {wire!r} of server {server!r} are both {name!r}."
+        if first in aliases or wire in aliases:
+            given, other = (first, wire) if first in aliases else (wire, first)
+            return (
+                f"The alias {aliases[given]!r} given to tool {given!r} of server {server!r} is also the name "
+                f"tool {other!r} gets."
+            )
+        return f"Tools {first!r} and {wire!r} of server {server!r} both map to {name!r} under {self.rule.describe()}."
 
     def _hint(self, server: str, wire: str, prefix: bool) -> str:
         fixes = [f"give it another name with aliases={{{wire!r}: '<new name>'}} on server {server!r}"]
