@@ -185,6 +185,28 @@ def test_two_context_parameters_are_a_configuration_error() -> None:
             return None
 
 
+def test_a_parameter_pydantic_cannot_describe_is_named_with_the_fix_for_its_kind() -> None:
+    with pytest.raises(ConfigurationError) as caught:
+
+        @tool
+        async def bad_type(name: str, lock: threading.Lock) -> None:
+            return None
+
+    text = str(caught.value)
+    assert "parameter 'lock' cannot be turned into a JSON Schema" in text and "use JSON-able types" in text
+
+    with pytest.raises(ConfigurationError) as caught:
+
+        @tool
+        async def bad_field(name: str, tags: Annotated[list[str], Field(default_factory=list)] = ["a"]) -> None:  # noqa: B006
+            return None
+
+    text = str(caught.value)
+    assert "parameter 'tags' cannot be turned into a JSON Schema" in text
+    assert "cannot specify both default and default_factory" in text
+    assert "fix the declaration of parameter 'tags'" in text and "JSON-able" not in text
+
+
 def test_variadic_context_parameter_is_a_configuration_error() -> None:
     with pytest.raises(ConfigurationError, match="context parameter 'ctx' is variadic and cannot be filled"):
 

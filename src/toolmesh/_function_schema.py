@@ -143,20 +143,9 @@ def function_schema(fn: Callable[..., Any], name: str, *, localns: Mapping[str, 
     doc = docstring_parser.parse(inspect.getdoc(fn) or "")
     context_param, positional, fields = _parameters(signature, hints, doc, where)
     try:
-        with warnings.catch_warnings():
-            # a parameter named json, schema, copy...: fine here, the model is never used as a model
-            warnings.filterwarnings("ignore", "Field name .* shadows an attribute in parent", UserWarning)
-            args_model: type[pydantic.BaseModel] = pydantic.create_model(
-                f"{name}_arguments",
-                __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False),
-                **fields,
-            )
-        parameters = args_model.model_json_schema(schema_generator=_NoFieldTitles)
-    except (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError, NameError, TypeError) as exc:
-        raise ConfigurationError(
-            f"{where}: its parameters cannot be turned into a JSON Schema ({exc}); "
-            "use JSON-able types (str, int, float, bool, lists, dicts, enums, pydantic models)"
-        ) from exc
+        args_model, parameters = _arguments_model(name, fields)
+    except _UNDESCRIBABLE as exc:
+        raise _undescribable(name, fields, where, exc) from exc
     parameters.pop("title", None)
     parameters.setdefault("properties", {})
 
@@ -170,6 +159,40 @@ def function_schema(fn: Callable[..., Any], name: str, *, localns: Mapping[str, 
             "Audio(data, mime_type) or EmbeddedResource(uri, mime_type=..., blob=data) instead"
         )
     return FunctionSchema(args_model, parameters, _description(doc), context_param, positional, mode, returns)
+
+
+_UNDESCRIBABLE = (pydantic.PydanticUserError, pydantic.PydanticSchemaGenerationError, NameError, TypeError)
+"""What pydantic raises for parameters it cannot build a model or a JSON Schema of."""
+
+
+def _arguments_model(name: str, fields: Mapping[str, Any]) -> tuple[type[pydantic.BaseModel], dict[str, Any]]:
+    """The argument model of ``fields`` and its JSON Schema (raises one of ``_UNDESCRIBABLE``)."""
+    with warnings.catch_warnings():
+        # a parameter named json, schema, copy...: fine here, the model is never used as a model
+        warnings.filterwarnings("ignore", "Field name .* shadows an attribute in parent", UserWarning)
+        model: type[pydantic.BaseModel] = pydantic.create_model(
+            f"{name}_arguments",
+            __config__=pydantic.ConfigDict(extra="forbid", arbitrary_types_allowed=False),
+            **fields,
+        )
+    return model, model.model_json_schema(schema_generator=_NoFieldTitles)
+
+
+def _undescribable(name: str, fields: Mapping[str, Any], where: str, exc: Exception) -> ConfigurationError:
+    """The error for parameters pydantic refused: it names the first parameter that fails on its own."""
+    culprit = ""
+    for field, spec in fields.items():
+        try:
+            _arguments_model(name, {field: spec})
+        except _UNDESCRIBABLE:
+            culprit = f"parameter {field!r} "
+            break
+    if isinstance(exc, pydantic.PydanticSchemaGenerationError):
+        fix = "use JSON-able types (str, int, float, bool, lists, dicts, enums, pydantic models)"
+    else:
+        fix = f"fix the declaration of {culprit.strip() or 'its parameters'}"
+    subject = culprit or "its parameters "
+    return ConfigurationError(f"{where}: {subject}cannot be turned into a JSON Schema ({exc}); {fix}")
 
 
 def _parameters(
