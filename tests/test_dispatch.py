@@ -93,6 +93,41 @@ async def test_bad_arguments_fail_with_feedback_naming_the_field(arguments: str,
     assert result.output.blocks == []
 
 
+@pytest.mark.parametrize(
+    ("arguments", "feedback"),
+    [
+        ({"x": "\ud800"}, "x: the string is not valid Unicode (it has a lone surrogate)."),
+        ({"x": 1, "y": ["ok", {"deep": "caf\u00e9 \udfff"}]}, "y[1].deep: the string is not valid Unicode"),
+        ({"x": 1, "\ud800": 2}, "(arguments): a key is not valid Unicode (it has a lone surrogate)."),
+    ],
+    ids=["value", "nested", "key"],
+)
+async def test_a_lone_surrogate_in_mapping_arguments_is_refused_like_one_in_json_text(
+    arguments: dict[str, object], feedback: str
+) -> None:
+    """``json.loads`` (a provider SDK's parse of the model's arguments) lets a ``\\ud800`` escape through."""
+
+    seen: list[object] = []
+
+    async def echo(x: object, y: object = None) -> str:
+        seen.append(x)
+        return "called"
+
+    registry = ToolRegistry()
+    registry.register(echo)
+    registry.register_dynamic("dyn", {"type": "object"}, ignore_arguments)
+    for name in ("echo", "dyn"):
+        result = await registry.dispatch(name, arguments)
+        assert result.error is not None and result.error.kind is ErrorKind.INVALID_ARGUMENTS, name
+        assert feedback in result.presentation.as_text()
+    assert seen == []
+    assert (await registry.dispatch("echo", {"x": "caf\u00e9", "y": {"k": ["\U0001f600"]}})).ok  # valid non-ASCII
+
+
+async def ignore_arguments(arguments: dict[str, object]) -> str:
+    return "called"
+
+
 async def test_a_list_passed_as_python_arguments_is_an_invalid_call() -> None:
     result = await make_registry().dispatch("add", [1, 2])  # type: ignore[arg-type]
     assert result.error is not None and result.error.kind is ErrorKind.INVALID_ARGUMENTS

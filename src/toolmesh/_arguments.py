@@ -122,17 +122,19 @@ def _short(text: str) -> str:
 def unsendable(data: Mapping[str, Any], *, wire: bool) -> str | None:
     """Why arguments cannot be checked or sent, naming the path; None when they can.
 
-    Always: nesting deeper than ``MAX_DEPTH``. With ``wire`` (arguments for an MCP
-    server): strings not encodable as UTF-8 (lone surrogates such as ``"\\ud800"``),
-    NaN and infinities (JSON has no such numbers), integers beyond ``MAX_WIRE_INTEGER``,
-    object keys that are not strings, and values that are not JSON at all.
+    Always: nesting deeper than ``MAX_DEPTH``, and strings or keys that are not valid
+    Unicode (lone surrogates such as ``"\\ud800"``, which ``json.loads`` lets through
+    from a ``\\ud800`` escape and no UTF-8 encoder takes back). With ``wire`` (arguments
+    for an MCP server): NaN and infinities (JSON has no such numbers), integers beyond
+    ``MAX_WIRE_INTEGER``, object keys that are not strings, and values that are not JSON
+    at all.
     """
     stack: list[tuple[Any, tuple[int | str, ...]]] = [(data, ())]
     while stack:
         value, loc = stack.pop()
         kind = type(value)
         if kind is str:
-            if wire and not value.isascii():
+            if not value.isascii():
                 try:
                     value.encode()
                 except UnicodeEncodeError:
@@ -146,7 +148,7 @@ def unsendable(data: Mapping[str, Any], *, wire: bool) -> str | None:
                     if wire:
                         return f"{_path(loc)}: object keys must be strings, got {_json_type_name(key)}"
                     key = str(key)
-                elif wire and not key.isascii():
+                elif not key.isascii():
                     try:
                         key.encode()
                     except UnicodeEncodeError:
@@ -174,6 +176,26 @@ def unsendable(data: Mapping[str, Any], *, wire: bool) -> str | None:
         else:
             return f"{_path(loc)}: a {type(value).__name__} is not a JSON value"
     return None
+
+
+_ASCII_SAFE_SCALARS = frozenset({int, float, bool, type(None)})
+
+
+def plain_ascii(data: Mapping[str, Any]) -> bool:
+    """True when ``data`` is one level of ASCII keys and ASCII strings or numbers: nothing ``unsendable`` could refuse
+    without ``wire`` but an integer too large (pydantic reads those fine). One loop, one flag test per string;
+    anything else is for ``unsendable``.
+    """
+    for key, value in data.items():
+        if type(key) is not str or not key.isascii():
+            return False
+        kind = type(value)
+        if kind is str:
+            if not value.isascii():
+                return False
+        elif kind not in _ASCII_SAFE_SCALARS:
+            return False
+    return True
 
 
 def _path(loc: Iterable[int | str], root: str = "(arguments)") -> str:

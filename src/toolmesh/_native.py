@@ -127,10 +127,13 @@ class NativeTool(Generic[P, T]):
                 return self._validator.validate_json(arguments)[0]
             if arguments is None:
                 return self._validator.validate_python({})[0]
-            if type(arguments) is dict:  # validation never mutates its input: no copy needed
-                return self._validator.validate_python(arguments)[0]
             if isinstance(arguments, Mapping):
-                return self._validator.validate_python(dict(arguments))[0]
+                if not _arguments.plain_ascii(arguments):
+                    problem = _arguments.unsendable(arguments, wire=False)
+                    if problem is not None:
+                        raise _arguments.invalid_arguments(self.name, problem + ".", self.parameters)
+                # validation never mutates its input: a dict needs no copy
+                return self._validator.validate_python(arguments if type(arguments) is dict else dict(arguments))[0]
         except pydantic.ValidationError as exc:
             raise _arguments.from_validation_error(self.name, exc, arguments, self.parameters) from None
         raise _arguments.not_an_object(self.name, arguments, self.parameters)
