@@ -117,3 +117,26 @@ async def test_a_tool_choice_naming_nothing_declared_is_a_400() -> None:
         "tool_choice.type",
     )
     assert upstream.requests == []
+
+
+@pytest.mark.parametrize(
+    ("key", "value", "param", "takes"),
+    [
+        ("allowed_tools", {"tool_name": ["add"]}, "tools[0].allowed_tools.tool_name", "`tool_names` and `read_only`"),
+        ("require_approval", {"nevr": {"tool_names": ["add"]}}, "tools[0].require_approval.nevr", "`always` and"),
+        (
+            "require_approval",
+            {"never": {"readonly": True}},
+            "tools[0].require_approval.never.readonly",
+            "`tool_names` and `read_only`",
+        ),
+    ],
+)
+async def test_a_misspelt_filter_key_is_a_400_never_a_filter_that_selects_everything(
+    key: str, value: dict[str, Any], param: str, takes: str
+) -> None:
+    async with scene([]) as (client, upstream, url):
+        tool = {**mcp_tool("calc", url), key: value}
+        error = _error(await _refused(client, input="hi", tools=[tool]))
+    assert error["param"] == param and takes in error["message"]
+    assert upstream.requests == []

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
 from mcp.server.mcpserver import MCPServer
 
 from _responses import Reply, calc_server, mcp_tool, scene, strict_response
@@ -95,6 +96,23 @@ async def test_an_empty_server_is_listed_empty_and_offers_nothing() -> None:
     listing = response.output[0]
     assert (listing.type, listing.tools, listing.error) == ("mcp_list_tools", [], None)
     assert "tools" not in upstream.requests[0]
+
+
+@pytest.mark.parametrize(
+    ("allowed", "hint"),
+    [(["nope"], None), ({"tool_names": ["calc__add"]}, "'calc__add' is 'add' there")],
+)
+async def test_allowed_tools_that_select_nothing_say_so_in_the_listing(allowed: Any, hint: str | None) -> None:
+    async with scene([Reply(text="no tools")]) as (client, upstream, url):
+        tool = mcp_tool("calc", url, allowed_tools=allowed)
+        response = await client.responses.create(model="m", input="hi", tools=[tool])
+    strict_response(response)
+    listing = response.output[0]
+    assert listing.type == "mcp_list_tools" and listing.tools == []
+    assert listing.error is not None and "allowed_tools selects none of the 3 tools" in listing.error
+    assert "(add, fail, wipe)" in listing.error
+    assert hint is None or hint in listing.error
+    assert response.status == "completed" and "tools" not in upstream.requests[0]
 
 
 async def test_a_tool_that_vanishes_before_its_call_gives_a_failed_mcp_call() -> None:

@@ -46,7 +46,13 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="ignore", frozen=True)
 
 
-class ToolFilter(_Model):
+class _Closed(_Model):
+    """A part of a request whose unknown keys are refused: a misspelt filter must not select every tool."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class ToolFilter(_Closed):
     """``allowed_tools`` (object form) and each side of ``require_approval``: tool names and/or read-only."""
 
     tool_names: list[str] | None = None
@@ -59,7 +65,7 @@ class ToolFilter(_Model):
         return self.read_only is None or self.read_only == read_only
 
 
-class ApprovalFilter(_Model):
+class ApprovalFilter(_Closed):
     """``require_approval: {always: FILTER, never: FILTER}``."""
 
     always: ToolFilter | None = None
@@ -194,9 +200,15 @@ def parse_request(body: bytes) -> ResponsesRequest:
     try:
         request = ResponsesRequest.model_validate(data)
     except ValidationError as exc:
-        error = exc.errors()[0]
-        param = _param(error["loc"])
-        raise RequestError(f"`{param}`: {error['msg']}", param) from None
+        errors = exc.errors()
+        unknown = [error for error in errors if error["type"] == "extra_forbidden"]
+        if unknown:  # the other union branches' errors (not a list, not "always") would only mislead
+            loc = unknown[0]["loc"]
+            param = _param(loc)
+            takes = "`always` and `never`" if loc[-2] == "ApprovalFilter" else "`tool_names` and `read_only`"
+            raise RequestError(f"`{param}` is not a known key here: this object takes {takes}", param) from None
+        param = _param(errors[0]["loc"])
+        raise RequestError(f"`{param}`: {errors[0]['msg']}", param) from None
     _check_tool_choice(request)
     return request
 

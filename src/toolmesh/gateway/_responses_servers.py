@@ -150,8 +150,11 @@ async def discover(
     for server, registry in zip(declared, registries, strict=True):
         if registry is None:
             continue
-        rows = [row for row in registry.entries() if isinstance(row, McpEntry)]
-        rows = [row for row in rows if server.spec.allows(row.wire_name, _read_only(row))]
+        listed = [row for row in registry.entries() if isinstance(row, McpEntry)]
+        rows = [row for row in listed if server.spec.allows(row.wire_name, _read_only(row))]
+        if listed and not rows:
+            server.error = _selects_nothing(server.spec, [row.wire_name for row in listed])
+            continue
         if len(rows) > budget:
             server.error = (
                 f"the server lists {len(rows)} tools, over what is left of this gateway's limit of "
@@ -163,6 +166,21 @@ async def discover(
         server.rows = [row for row in named if all(rule(row) for rule in rules)]
         server.listing = [_listed(row) for row in server.rows]
     return declared
+
+
+def _selects_nothing(spec: McpToolSpec, listed: list[str]) -> str:
+    """Why ``allowed_tools`` left none of the server's tools: what it asked for, what the server lists."""
+    shown = ", ".join(listed[:20]) + (f" and {len(listed) - 20} more" if len(listed) > 20 else "")
+    text = f"allowed_tools selects none of the {len(listed)} tools this server lists ({shown})"
+    selected = spec.allowed_tools
+    wanted = selected if isinstance(selected, list) else (selected.tool_names if selected is not None else None) or []
+    prefixed = [name for name in wanted if name.startswith(f"{spec.server_label}__")]
+    if prefixed:
+        text += (
+            f"; it takes the server's own tool names, not the names the model sees "
+            f"({prefixed[0]!r} is {prefixed[0].removeprefix(f'{spec.server_label}__')!r} there)"
+        )
+    return text
 
 
 def _named(server: Declared, rows: list[McpEntry], names: NamePolicy, taken: dict[str, str]) -> list[McpEntry]:
