@@ -134,5 +134,32 @@ async def test_rows_built_at_discovery_equal_the_dataclass_constructors() -> Non
             7,
             max_presentation_chars=row.max_presentation_chars,
             validate_arguments=True,
+            protocol_version=row.caller.protocol_version,  # type: ignore[attr-defined]
         )
         assert row == rebuilt and row.validate_arguments and row.timeout == 7
+
+
+def test_a_rows_capabilities_follow_the_protocol_it_was_listed_on_whenever_they_are_read() -> None:
+    """A reconnect may speak another version: rows read late still answer for their listing, and a refresh on
+    the other version builds new rows."""
+    import mcp_types
+
+    from toolmesh import NamePolicy, TaskSupport
+    from toolmesh.mcp import McpServer
+    from toolmesh.mcp._catalog import build_rows
+
+    class Session:  # only its protocol version is read; nothing is called
+        protocol_version = "2026-07-28"
+
+    session = Session()
+    spec = McpServer.http("s", "http://127.0.0.1:9/mcp")
+    tools = [mcp_types.Tool(name=f"t{i}", input_schema={"type": "object"}) for i in range(2)]
+    modern = build_rows(spec, tools, NamePolicy(), {}, session)  # type: ignore[arg-type]
+    assert modern[0].capabilities.task_support is None
+    session.protocol_version = "2025-11-25"
+    assert modern[1].capabilities.task_support is None  # first read after the version changed: as listed
+    relisted = build_rows(spec, tools, NamePolicy(), {}, session, {row.wire_name: row for row in modern})  # type: ignore[arg-type]
+    assert all(new is not old for new, old in zip(relisted, modern, strict=True))
+    assert [row.capabilities.task_support for row in relisted] == [TaskSupport.FORBIDDEN] * 2
+    again = build_rows(spec, tools, NamePolicy(), {}, session, {row.wire_name: row for row in relisted})  # type: ignore[arg-type]
+    assert all(new is old for new, old in zip(again, relisted, strict=True))  # same version, same tools: kept

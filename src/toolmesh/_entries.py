@@ -252,6 +252,9 @@ class McpEntry:
     """Longer text blocks are truncated in what the model is shown (the server spec's limit); None: no bound."""
     validate_arguments: bool = False
     """Check the model's arguments against the ``inputSchema`` before the wire (discovery sets the spec's option)."""
+    protocol_version: str | None = None
+    """The protocol version of the session that listed the tool: ``capabilities`` read ``tool`` by its rules
+    (on 2026-07-28 a tool that says nothing about tasks has ``task_support=None``, before it ``forbidden``)."""
     _input: Any = field(default=_UNCOMPILED, init=False, compare=False)
     _output: Any = field(default=_UNCOMPILED, init=False, compare=False)
 
@@ -371,8 +374,7 @@ def _listed_capabilities(row: McpEntry) -> ToolCapabilities:
 
     from .mcp._convert import tool_capabilities
 
-    modern = getattr(row.caller, "protocol_version", None) in MODERN_PROTOCOL_VERSIONS
-    return tool_capabilities(row.tool, modern=modern)
+    return tool_capabilities(row.tool, modern=row.protocol_version in MODERN_PROTOCOL_VERSIONS)
 
 
 derive_on_first_read(McpEntry, "definition", _listed_definition)

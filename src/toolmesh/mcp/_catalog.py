@@ -169,20 +169,22 @@ def build_rows(
     for raw in spec.aliases:
         if raw not in names:
             logger.warning("MCP server %r: alias for %r names no tool the server lists", spec.label, raw)
+    protocol = getattr(caller, "protocol_version", None)
     if previous:
         rows = [
-            _unchanged(previous.get(tool.name), names[tool.name], tool) or _row(spec, names[tool.name], tool, caller)
+            _unchanged(previous.get(tool.name), names[tool.name], tool, protocol)
+            or _row(spec, names[tool.name], tool, caller, protocol)
             for tool in tools
         ]
     else:
-        rows = [_row(spec, names[tool.name], tool, caller) for tool in tools]
+        rows = [_row(spec, names[tool.name], tool, caller, protocol) for tool in tools]
     return rows
 
 
 _new_row = slot_constructor(McpEntry)
 
 
-def _row(spec: McpServer, name: str, tool: mcp_types.Tool, caller: McpCaller) -> McpEntry:
+def _row(spec: McpServer, name: str, tool: mcp_types.Tool, caller: McpCaller, protocol: str | None) -> McpEntry:
     """One tool's row: definition and capabilities made at first read, schemas compiled at first call."""
     # every field by position, in McpEntry's order (discovery makes thousands)
     row: McpEntry = _new_row(
@@ -197,12 +199,14 @@ def _row(spec: McpServer, name: str, tool: mcp_types.Tool, caller: McpCaller) ->
         None,  # show_error_details
         spec.max_presentation_chars,
         spec.validate_arguments,
+        protocol,  # protocol_version
     )
     return row
 
 
-def _unchanged(row: McpEntry | None, name: str, tool: mcp_types.Tool) -> McpEntry | None:
-    """``row`` when it can stand for ``tool`` listed again under ``name``: same name, same tool as sent.
+def _unchanged(row: McpEntry | None, name: str, tool: mcp_types.Tool, protocol: str | None) -> McpEntry | None:
+    """``row`` when it can stand for ``tool`` listed again under ``name`` on ``protocol``: same name, same
+    tool as sent, same protocol version (a reconnect may speak another, which reads a tool differently).
 
     The cheap key is the listed model's own fields (``__dict__``, plus any extra fields
     the server sent): compared in C, with no dump or copy, where pydantic's ``==`` also
@@ -210,7 +214,7 @@ def _unchanged(row: McpEntry | None, name: str, tool: mcp_types.Tool) -> McpEntr
     from its tool, its name and its server's spec, and a refresh's spec and connection
     are the rows' own.
     """
-    if row is None or row.name != name:
+    if row is None or row.name != name or row.protocol_version != protocol:
         return None
     old = row.tool
     if old is tool or (old.__dict__ == tool.__dict__ and old.__pydantic_extra__ == tool.__pydantic_extra__):
