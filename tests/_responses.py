@@ -61,22 +61,25 @@ class _Quiet(uvicorn.Server):
 
 
 @asynccontextmanager
-async def serve_asgi(app: Any, host: str = "127.0.0.1") -> AsyncIterator[str]:
-    """Serve an ASGI app with uvicorn on a free port of ``host`` (loopback) for the block; yields ``http://HOST:PORT``."""
+async def serve_asgi(app: Any, host: str = "127.0.0.1", **options: Any) -> AsyncIterator[str]:
+    """Serve an ASGI app with uvicorn on a free port of ``host`` (loopback) for the block; yields ``http://HOST:PORT``
+    (``https://`` when ``options``, more ``uvicorn.Config`` settings, give ``ssl_certfile``)."""
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)  # asyncio sets TCP_NODELAY
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind((host, 0))
     sock.listen(128)
     sock.setblocking(False)
     port = sock.getsockname()[1]
-    server = _Quiet(uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2))
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=2, **options)
+    server = _Quiet(config)
+    scheme = "https" if options.get("ssl_certfile") else "http"
     try:
         async with anyio.create_task_group() as group:
             group.start_soon(server.serve, [sock])
             with anyio.fail_after(60):
                 await server.listening.wait()
             try:
-                yield f"http://{host}:{port}"
+                yield f"{scheme}://{host}:{port}"
             finally:
                 server.should_exit = True
     finally:

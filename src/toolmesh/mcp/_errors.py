@@ -45,6 +45,7 @@ reconnects on the next call.
 from __future__ import annotations
 
 import re
+import ssl
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -356,6 +357,18 @@ def map_error(
     )
 
 
+def _untrusted_certificate(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is a failed verification of the server's TLS certificate."""
+    seen: BaseException | None = exc
+    for _ in range(8):
+        if seen is None:
+            return False
+        if isinstance(seen, ssl.SSLCertVerificationError) or "CERTIFICATE_VERIFY_FAILED" in str(seen):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def connect_error(
     spec: McpServer,
     exc: BaseException | None,
@@ -396,6 +409,12 @@ def connect_error(
         hint = f"{detail} while {stage}; the server itself reported this error"
     elif isinstance(leaf, OSError) and spec.transport == "stdio":
         hint = f"could not start {spec.command!r} ({type(leaf).__name__}: {leaf}); check the command and its args"
+    elif spec.transport == "http" and _untrusted_certificate(leaf):
+        hint = (
+            f"{detail} while {stage}: the server's TLS certificate is not trusted; if it comes from a private CA, "
+            "set SSL_CERT_FILE to a bundle that holds that CA (and the public ones: it replaces the system's), "
+            "then connect again"
+        )
     elif spec.transport == "http":
         hint = f"{detail} while {stage}; check that the URL is right and the server is running"
     elif spec.transport == "stdio":

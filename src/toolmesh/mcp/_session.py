@@ -8,9 +8,11 @@ raises (besides cancellation): a failure ends the session and is kept in ``error
 
 Transports: stdio through ``_stdio.stdio_transport`` (bounded lines, unreadable answers
 fail their own request); Streamable HTTP through the SDK's client with the ``_wire``
-guards around its streams, an ``httpx2`` transport that stops reading an answer past
-``max_result_bytes``, and a response hook that records an error status in the caller's
-own ``Exchange`` (per request, never per session).
+guards around its streams, and an ``httpx2`` client whose response hook records an
+error status in the caller's own ``Exchange`` (per request, never per session) and
+stops reading an answer past ``max_result_bytes``. The client keeps httpx's own
+transports, so the environment's proxies apply (never to loopback servers), and all
+servers share one TLS context.
 
 While the session is up it also watches for tool-list changes:
 ``notifications/tools/list_changed`` on handshake-era sessions (2025-11-25), a
@@ -33,7 +35,7 @@ import logging
 import os
 import ssl
 import sys
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
@@ -122,31 +124,49 @@ class _LimitedBody(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
-@functools.cache
 def _tls_context() -> ssl.SSLContext:
-    """The one verifying TLS context every HTTP server of the process shares.
+    """The verifying TLS context every HTTP server shares while the CA settings stay the same.
 
-    Building one loads the system's CA bundle (about 40 ms of CPU); a context per
-    connection paid that on every connect and reconnect. It is made at the first HTTP
-    connect, so ``SSL_CERT_FILE`` / ``SSL_CERT_DIR`` are read then.
+    Building one loads the CA bundle (about 40 ms of CPU); a context per connection paid
+    that on every connect and reconnect. It follows ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``
+    as they are at each connect, so a process that sets them after a first connect gets
+    a context that trusts what they name.
     """
+    return _tls_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+
+
+@functools.cache
+def _tls_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     return httpx2.create_ssl_context()
 
 
-class _BoundedTransport(httpx2.AsyncHTTPTransport):
-    """Stops reading a request's answer past ``max_result_bytes`` instead of buffering it all."""
+_NEVER_PROXIED: dict[str, httpx2.AsyncBaseTransport | None] = {
+    "all://127.0.0.1": None,
+    "all://localhost": None,
+    "all://[::1]": None,
+}
+"""Loopback servers are reached directly whatever the environment's proxy says: a proxy's loopback is not ours."""
 
-    def __init__(self, limit: int) -> None:
-        super().__init__(verify=_tls_context())
-        self._limit = limit
 
-    async def handle_async_request(self, request: httpx2.Request) -> httpx2.Response:
-        response = await super().handle_async_request(request)
+def _on_response(limit: int) -> Callable[[httpx2.Response], Awaitable[None]]:
+    """The response hook of one server's HTTP client: note error statuses and bound answers, for the calling exchange.
+
+    Wrapping the body here (before httpx reads it, for plain and streamed requests alike)
+    rather than in a transport of our own keeps httpx's transports, and with them the
+    environment's proxies (``HTTPS_PROXY``, ``NO_PROXY``).
+    """
+
+    async def on_response(response: httpx2.Response) -> None:
         exchange = _EXCHANGE.get()
-        if exchange is not None and request.method == "POST":
+        if exchange is None:
+            return
+        if response.status_code >= 400:
+            exchange.http_status = response.status_code
+        if response.request.method == "POST":
             assert isinstance(response.stream, httpx2.AsyncByteStream)
-            response.stream = _LimitedBody(response.stream, self._limit, exchange)
-        return response
+            response.stream = _LimitedBody(response.stream, limit, exchange)
+
+    return on_response
 
 
 @asynccontextmanager
@@ -330,11 +350,12 @@ class Session:
                     headers=dict(spec.headers or {}),
                     auth=spec.auth,
                     timeout=_HTTP_TIMEOUT,
-                    event_hooks={"response": [_on_response]},
-                    transport=_BoundedTransport(spec.max_result_bytes),
+                    event_hooks={"response": [_on_response(spec.max_result_bytes)]},
+                    verify=_tls_context(),
+                    mounts=_NEVER_PROXIED,
                 )
             )
-            # One SSE event may be as large as a whole answer; _BoundedTransport bounds the answer.
+            # One SSE event may be as large as a whole answer; the response hook bounds the answer.
             events = spec.max_result_bytes + 1
             target = _guarded(streamable_http_client(spec.url or "", http_client=http, max_sse_event_size=events))
         mode = _MODES[spec.protocol]
@@ -401,11 +422,6 @@ class Session:
                 listening.set()
             await anyio.sleep(delay)
             delay = min(delay * 2, _LISTEN_RETRY_MAX)
-
-
-async def _on_response(response: httpx2.Response) -> None:
-    if response.status_code >= 400 and (exchange := _EXCHANGE.get()) is not None:
-        exchange.http_status = response.status_code
 
 
 def _wants_listen(client: Client) -> bool:

@@ -1,0 +1,100 @@
+"""The HTTP client of an MCP server: the environment's proxies, loopback never proxied, TLS trust and its errors.
+
+Every server here listens on 127.0.0.1. The proxy is the fixture server itself, reached in
+the absolute form a client uses for a proxy (``POST http://mcp.test/mcp``): it notes the
+target and serves it, so the test sees that the call went through the proxy without any
+address but loopback.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
+
+import anyio
+import pytest
+import trustme
+
+from _responses import calc_server, serve_asgi
+from _servers import free_port
+from toolmesh import ServerConnectionError, ToolRegistry
+from toolmesh.mcp import McpServer
+
+
+class AbsoluteFormProxy:
+    """An ASGI wrapper that serves requests addressed to a proxy (absolute-form targets) as its own, noting them."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+        self.proxied: list[str] = []
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "http" and scope["path"].startswith("http://"):
+            self.proxied.append(scope["path"])
+            path = urlsplit(scope["path"]).path
+            own_host = f"127.0.0.1:{scope['server'][1]}".encode()
+            headers = [(k, own_host if k == b"host" else v) for k, v in scope["headers"]]
+            scope = {**scope, "path": path, "raw_path": path.encode(), "headers": headers}
+        await self.app(scope, receive, send)
+
+
+@pytest.fixture
+def no_proxy_settings(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for key in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "NO_PROXY", "http_proxy", "https_proxy", "all_proxy"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.delenv("no_proxy", raising=False)
+    return monkeypatch
+
+
+async def test_a_server_is_reached_through_the_environment_s_proxy(no_proxy_settings: pytest.MonkeyPatch) -> None:
+    proxy = AbsoluteFormProxy(calc_server().streamable_http_app())
+    async with serve_asgi(proxy) as proxy_url:
+        no_proxy_settings.setenv("HTTP_PROXY", proxy_url)
+        async with ToolRegistry() as registry:
+            with anyio.fail_after(60):
+                await registry.connect(McpServer.http("calc", "http://mcp.test/mcp", allow_insecure_http=True))
+                result = await registry.dispatch("calc__add", {"a": 2, "b": 3})
+        assert result.ok and result.presentation.as_text() == "5", result.presentation.as_text()
+        assert proxy.proxied and all(target == "http://mcp.test/mcp" for target in proxy.proxied)
+
+
+async def test_a_loopback_server_is_never_proxied(no_proxy_settings: pytest.MonkeyPatch) -> None:
+    no_proxy_settings.setenv("HTTP_PROXY", f"http://127.0.0.1:{free_port()}")  # nothing listens there
+    async with serve_asgi(calc_server().streamable_http_app()) as url:
+        for host in ("127.0.0.1", "localhost"):
+            async with ToolRegistry() as registry:
+                with anyio.fail_after(60):
+                    await registry.connect(McpServer.http("calc", url.replace("127.0.0.1", host) + "/mcp"))
+                    assert (await registry.dispatch("calc__add", {"a": 1, "b": 1})).ok
+
+
+@asynccontextmanager
+async def https_server(certificate: trustme.LeafCert) -> AsyncIterator[str]:
+    """The calc fixture over HTTPS on 127.0.0.1 with ``certificate``; yields its MCP URL."""
+    with certificate.private_key_and_cert_chain_pem.tempfile() as chain:
+        async with serve_asgi(calc_server().streamable_http_app(), ssl_keyfile=chain, ssl_certfile=chain) as url:
+            yield url + "/mcp"
+
+
+async def test_an_untrusted_certificate_says_so_and_ssl_cert_file_set_afterwards_is_honoured(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ca = trustme.CA()
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    async with https_server(ca.issue_cert("127.0.0.1")) as url, ToolRegistry() as registry:
+        with anyio.fail_after(60), pytest.raises(ServerConnectionError) as caught:
+            await registry.connect(McpServer.http("tls", url))
+        text = str(caught.value)
+        assert "CERTIFICATE_VERIFY_FAILED" in text and "TLS certificate is not trusted" in text
+        assert "SSL_CERT_FILE" in text and registry.names() == []
+        monkeypatch.setenv("SSL_CERT_FILE", str(bundle))  # in the same process, after a failed connect
+        with anyio.fail_after(60):
+            await registry.connect(McpServer.http("tls", url))
+            result = await registry.dispatch("tls__add", {"a": 20, "b": 22})
+        assert result.ok and result.presentation.as_text() == "42"
