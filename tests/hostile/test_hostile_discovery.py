@@ -9,7 +9,7 @@ import anyio
 import pytest
 from _hostile import raw_stdio
 
-from _mcp import child_pids, lowlevel_stdio
+from _mcp import child_pids, lowlevel_in_process, lowlevel_stdio
 from toolmesh import McpEntry, ServerConnectionError, ToolRegistry
 
 
@@ -92,3 +92,23 @@ async def test_connect_fails_at_its_deadline_when_tools_list_hangs(stubborn: boo
         result = await registry.dispatch("fine__echo", {"text": "ok"})
         assert result.ok, result.error
     assert child_pids() - before == set()
+
+
+async def test_max_tools_counts_the_tools_include_and_exclude_keep(caplog: pytest.LogCaptureFixture) -> None:
+    env = {"FIXTURE_MANY_TOOLS": "30", "FIXTURE_PAGE_SIZE": "4"}
+    async with ToolRegistry() as registry:
+        with anyio.fail_after(60):
+            await registry.connect(lowlevel_in_process("in", env, include=["item_002*"], max_tools=10))
+        assert [row.wire_name for row in _rows(registry, "in")] == [f"item_{i:04d}" for i in range(20, 30)]
+        first = lowlevel_in_process(
+            "first", env, include=["item_002*"], exclude=["item_0021"], max_tools=5, on_too_many_tools="keep_first"
+        )
+        with caplog.at_level(logging.WARNING, logger="toolmesh.mcp"), anyio.fail_after(60):
+            await registry.connect(first)
+        kept = [row.wire_name for row in _rows(registry, "first")]
+        assert kept == ["item_0020", "item_0022", "item_0023", "item_0024", "item_0025"]
+        (warning,) = [record.getMessage() for record in caplog.records if "max_tools=5" in record.getMessage()]
+        assert "or more tools that include/exclude keep" in warning and "matches none" not in caplog.text
+        over = lowlevel_in_process("over", env, include=["item_00*"], max_tools=10)
+        with anyio.fail_after(60), pytest.raises(ServerConnectionError, match="tools that include/exclude keep, more"):
+            await registry.connect(over)

@@ -48,13 +48,14 @@ logger = logging.getLogger("toolmesh.mcp")
 
 
 async def discover_tools(client: Client, spec: McpServer) -> list[mcp_types.Tool]:
-    """Every tool the server lists, in the server's order, following ``nextCursor``, within the spec's limits.
+    """Every tool the server lists that the spec's ``include``/``exclude`` keep, in the server's order,
+    following ``nextCursor``, within the spec's limits (``max_tools`` counts the tools kept).
 
     Raises:
         ServerConnectionError: when the server repeats a cursor, has more than
-            ``max_pages`` pages or more than ``max_tools`` tools (unless the spec keeps
-            the first ones), or a tool's description or schema is over its limit.
-            Errors of the session itself propagate unchanged.
+            ``max_pages`` pages or more than ``max_tools`` tools kept (unless the spec
+            keeps the first ones), or a kept tool's description or schema is over its
+            limit. Errors of the session itself propagate unchanged.
     """
     server, max_pages = spec.label, spec.max_pages
     tools: list[mcp_types.Tool] = []
@@ -63,10 +64,10 @@ async def discover_tools(client: Client, spec: McpServer) -> list[mcp_types.Tool
     for page in range(1, max_pages + 1):
         # The first page always goes to the server: a connect or refresh wants today's list.
         result = await client.list_tools(cursor=cursor, cache_mode="refresh" if cursor is None else "use")
-        for tool in result.tools:
-            if spec.allows(tool.name):
-                _check_size(spec, tool)
-        tools.extend(result.tools)
+        kept = select_tools(spec, result.tools, warn=False)
+        for tool in kept:
+            _check_size(spec, tool)
+        tools.extend(kept)
         cursor = result.next_cursor or None
         if len(tools) > spec.max_tools:
             return _too_many(spec, tools, more=cursor is not None)
@@ -87,10 +88,12 @@ async def discover_tools(client: Client, spec: McpServer) -> list[mcp_types.Tool
 
 
 def _too_many(spec: McpServer, tools: list[mcp_types.Tool], *, more: bool) -> list[mcp_types.Tool]:
-    count = f"{len(tools)}{' or more' if more else ''}"
+    count = f"{len(tools)}{' or more' if more else ''} tools"
+    if spec.include is not None or spec.exclude:
+        count += " that include/exclude keep"
     if spec.on_too_many_tools == "keep_first":
         logger.warning(
-            "MCP server %r lists %s tools, more than max_tools=%d: keeping the first %d "
+            "MCP server %r lists %s, more than max_tools=%d: keeping the first %d "
             "(raise max_tools on the server spec to keep them all)",
             spec.label,
             count,
@@ -100,7 +103,7 @@ def _too_many(spec: McpServer, tools: list[mcp_types.Tool], *, more: bool) -> li
         return tools[: spec.max_tools]
     raise ServerConnectionError(
         spec.label,
-        f"tools/list has {count} tools, more than max_tools={spec.max_tools}; raise max_tools on the server "
+        f"tools/list has {count}, more than max_tools={spec.max_tools}; raise max_tools on the server "
         'spec, or keep the first ones with on_too_many_tools="keep_first"',
     )
 
@@ -132,10 +135,13 @@ def _check_schema_size(spec: McpServer, tool: mcp_types.Tool, field: str, schema
         )
 
 
-def select_tools(spec: McpServer, tools: Sequence[mcp_types.Tool]) -> list[mcp_types.Tool]:
-    """The tools the spec's ``include``/``exclude`` filters keep, in the server's order."""
+def select_tools(spec: McpServer, tools: Sequence[mcp_types.Tool], *, warn: bool = True) -> list[mcp_types.Tool]:
+    """The tools the spec's ``include``/``exclude`` filters keep, in the server's order (with ``warn``, each
+    ``include`` pattern that matches none of ``tools`` is logged)."""
+    if spec.include is None and not spec.exclude:
+        return list(tools)
     kept = [tool for tool in tools if spec.allows(tool.name)]
-    for pattern in spec.include or ():
+    for pattern in spec.include if warn and spec.include else ():
         if not any(fnmatch.fnmatchcase(tool.name, pattern) for tool in tools):
             logger.warning("MCP server %r: include pattern %r matches none of its tools", spec.label, pattern)
     return kept
