@@ -149,7 +149,8 @@ async def test_disconnect_fails_later_calls_of_held_rows() -> None:
         assert "demo__echo" not in registry
         result = await snapshot.dispatch("demo__echo", {"text": "x"})
         assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE
-        assert "disconnected" in result.error.message
+        assert "disconnected" in result.error.message and not result.error.retryable
+        assert result.presentation.as_text() == "The tool 'demo__echo' is no longer available."
 
 
 async def test_callers_after_a_death_share_one_reconnect() -> None:

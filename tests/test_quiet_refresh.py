@@ -163,3 +163,24 @@ def test_a_rows_capabilities_follow_the_protocol_it_was_listed_on_whenever_they_
     assert [row.capabilities.task_support for row in relisted] == [TaskSupport.FORBIDDEN] * 2
     again = build_rows(spec, tools, NamePolicy(), {}, session, {row.wire_name: row for row in relisted})  # type: ignore[arg-type]
     assert all(new is old for new, old in zip(again, relisted, strict=True))  # same version, same tools: kept
+
+
+async def test_rows_of_every_family_are_hashable_by_family_and_name() -> None:
+    async def add(x: int) -> int:
+        return x
+
+    async def handler(arguments: dict[str, Any]) -> str:
+        return "ok"
+
+    async with ToolRegistry() as registry:
+        registry.register(add)
+        registry.register_dynamic("dyn", {"type": "object"}, handler)
+        registry.register_hosted("web_search", {"type": "web_search"})
+        with anyio.fail_after(60):
+            await registry.connect(lowlevel_in_process("low", TOOLS))
+        rows = registry.entries()
+        assert {row.kind for row in rows} == {"native", "dynamic", "hosted", "mcp"}
+        counts = {row: 0 for row in rows}  # rows as keys: their schemas are dicts, their hash is family and name
+        assert len(counts) == len(rows) and all(hash(row) == hash((row.kind, row.name)) for row in rows)
+        again = {row.name: row for row in registry.entries()}
+        assert all(again[row.name] in counts for row in rows)

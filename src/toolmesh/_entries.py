@@ -39,6 +39,11 @@ _UNCOMPILED: Any = object()
 """An McpEntry's schema not compiled yet (None means compiled and unusable, or none)."""
 
 
+def _row_hash(row: Any) -> int:
+    """A row's hash: its family and name (equal rows have both equal), since its schemas are dicts."""
+    return hash((row.kind, row.name))
+
+
 @dataclass(frozen=True, slots=True, repr=False)
 class NativeEntry:
     """A Python function registered as a tool."""
@@ -82,6 +87,8 @@ class NativeEntry:
         if native.plain_async:
             return to_output(await native.fn(**native.validate(arguments)))
         return to_output(await native.run(native.validate(arguments), ctx))
+
+    __hash__ = _row_hash
 
     def __repr__(self) -> str:
         return f"NativeEntry(name={self.name!r}, function={getattr(self.tool.fn, '__qualname__', '?')!r})"
@@ -184,6 +191,8 @@ class DynamicEntry:
         value = await (self.handler(data, ctx) if self._takes_context else self.handler(data))
         return to_output(value)
 
+    __hash__ = _row_hash
+
     def __repr__(self) -> str:
         return f"DynamicEntry(name={self.name!r})"
 
@@ -213,6 +222,8 @@ class HostedEntry:
             kind=ErrorKind.NOT_FOUND,
             model_feedback=f"The tool {self.name!r} is not available to call here.",
         )
+
+    __hash__ = _row_hash
 
     def __repr__(self) -> str:
         return f"HostedEntry(name={self.name!r}, provider={self.provider!r})"
@@ -358,6 +369,8 @@ class McpEntry:
                 kind=ErrorKind.UPSTREAM_ERROR,
                 model_feedback=f"The tool {self.name!r} cannot be used: its server declared an unusable {what}.",
             ) from exc
+
+    __hash__ = _row_hash
 
     def __repr__(self) -> str:
         return f"McpEntry(name={self.name!r}, server={self.server!r}, wire_name={self.wire_name!r})"

@@ -319,10 +319,12 @@ class McpConnection:
         try:
             session = await self._live()
         except ToolExecutionError as exc:
-            later = " You may try again later." if exc.retryable else ""
-            raise exc.with_model_feedback(
-                f"The tool {entry.name!r} is unavailable right now (its server could not be reached).{later}"
-            ) from exc.__cause__
+            if self._closed:  # disconnected by the host: the tool is gone, not briefly out of reach
+                feedback = f"The tool {entry.name!r} is no longer available."
+            else:
+                later = " You may try again later." if exc.retryable else ""
+                feedback = f"The tool {entry.name!r} is unavailable right now (its server could not be reached).{later}"
+            raise exc.with_model_feedback(feedback) from exc.__cause__
         with exchange() as sent:
             try:
                 raw = await send_call(session, entry, arguments, ctx)  # input rounds and tasks run to the result
