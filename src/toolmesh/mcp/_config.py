@@ -111,6 +111,9 @@ class McpServer:
     """stdio: environment variables set over the default environment (values are secret)."""
     cwd: str | None = None
     """stdio: the working directory of the child process (default: the current one)."""
+    stderr: str | None = None
+    """stdio: a file the child's stderr is appended to (created when missing); None: the host's
+    stderr (the ``toolmesh`` command's log file under the CLI)."""
     url: str | None = None
     """http: the Streamable HTTP endpoint, e.g. ``https://example.com/mcp``."""
     headers: Mapping[str, str] = field(default_factory=lambda: EMPTY)
@@ -193,6 +196,7 @@ class McpServer:
         args: Iterable[str] = (),
         env: Mapping[str, str] | None = None,
         cwd: str | os.PathLike[str] | None = None,
+        stderr: str | os.PathLike[str] | None = None,
         **options: Unpack[McpServerOptions],
     ) -> McpServer:
         """A server run as a child process, spoken to over stdin/stdout.
@@ -203,6 +207,7 @@ class McpServer:
             args: Its arguments.
             env: Environment variables set over the default environment.
             cwd: The working directory of the child process.
+            stderr: A file its stderr is appended to (default: the host's stderr).
             **options: ``timeout``, ``call_timeout``, ``prefix``, ``aliases``, ``include``,
                 ``exclude``, ``max_pages`` and the limits (``validate_arguments``, ``max_tools``,
                 ``on_too_many_tools``, ``max_description_chars``, ``max_schema_bytes``,
@@ -218,6 +223,7 @@ class McpServer:
             args=args,  # type: ignore[arg-type]  # normalized to a tuple in __post_init__
             env=env or _EMPTY,
             cwd=cwd,  # type: ignore[arg-type]  # normalized to str in __post_init__
+            stderr=stderr,  # type: ignore[arg-type]  # normalized to str in __post_init__
             **options,  # type: ignore[arg-type]  # include/exclude normalized to tuples
         )
 

@@ -244,6 +244,8 @@ def _server(label: str, entry: Any, folder: Path, max_bytes: int) -> McpServer |
     kwargs = {name: _expand(label, spellings(name)[0], value) for name, value in options.items()}
     if model.env is not None:
         kwargs["env"] = {name: _env_text(value) for name, value in kwargs["env"].items()}
+    if model.stderr is not None:
+        kwargs["stderr"] = os.fspath(folder / kwargs["stderr"])
     if model.envFile is not None:
         if transport != "stdio":
             raise ServerConfigError(

@@ -52,6 +52,7 @@ class ServerEntry(BaseModel):
     env: dict[str, str | int | float] | None = None
     envFile: str | None = None
     cwd: str | None = None
+    stderr: str | None = None
     url: str | None = None
     serverUrl: str | None = None
     headers: dict[str, str] | None = None
@@ -112,6 +113,7 @@ _WANTED: Final = {
     "env.": "a string or a number",
     "envFile": "a path string",
     "cwd": "a string",
+    "stderr": "a path string",
     "url": "a string",
     "serverUrl": "a string",
     "headers": "an object of strings",

@@ -390,6 +390,8 @@ def connect_error(
     leaf = exc
     while isinstance(leaf, BaseExceptionGroup) and leaf.exceptions:
         leaf = leaf.exceptions[0]
+    if isinstance(leaf, ServerConnectionError) and leaf.server == spec.label:
+        return leaf  # already says what failed and what to do
     mapped = classify(leaf, http_status)
     detail = mapped.detail
     if isinstance(leaf, ProtocolNotSpoken):

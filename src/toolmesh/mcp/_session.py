@@ -50,6 +50,7 @@ from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from .._errors import ServerConnectionError
 from . import _errors, _wire
 from ._discover import discover_pinned
 from ._in_flight import InFlight, no_current_call
@@ -180,12 +181,25 @@ async def _guarded(
         yield _wire.GuardedReadStream(read_stream, inbound), _wire.GuardedWriteStream(write_stream, inbound)
 
 
-def _child_stderr(stack: AsyncExitStack) -> TextIO:
-    """Where a stdio server's stderr goes: ``child_errlog`` when set, ours when it is a real file.
+def _child_stderr(stack: AsyncExitStack, spec: McpServer) -> TextIO:
+    """Where a stdio server's stderr goes: its spec's ``stderr`` file, else ``child_errlog`` when set,
+    else ours when it is a real file.
 
     Under pytest's capture or in a notebook ``sys.stderr`` has no file descriptor, which
     a child process needs; then the original stderr is used, or /dev/null.
+
+    Raises:
+        ServerConnectionError: when the spec's file cannot be opened for appending.
     """
+    if spec.stderr is not None:
+        try:
+            return stack.enter_context(open(spec.stderr, "a", encoding="utf-8"))
+        except OSError as exc:
+            raise ServerConnectionError(
+                spec.label,
+                f"cannot open its stderr file {spec.stderr!r} ({exc.strerror or exc}); "
+                "fix the path (stderr on the server spec), or leave it out to use the host's stderr",
+            ) from None
     if child_errlog is not None:
         return child_errlog
     for stream in (sys.stderr, sys.__stderr__):
@@ -341,7 +355,7 @@ class Session:
                 label=spec.label,
                 max_message_bytes=spec.max_result_bytes,
                 on_fault=self._on_fault,
-                errlog=_child_stderr(stack),
+                errlog=_child_stderr(stack, spec),
                 redact=secrets.redact if (secrets := Secrets.of(spec)) else None,
             )
         else:

@@ -67,17 +67,24 @@ def check_stdio(spec: McpServer) -> None:
             raise _error(spec, f"env.{name}", "is not a valid environment variable name")
         if "\0" in spec.env[name]:
             raise _error(spec, f"env.{name}", "the value contains a NUL character, which no environment can carry")
-    if spec.cwd is not None:
-        if not isinstance(spec.cwd, (str, os.PathLike)):
-            raise _error(spec, "cwd", f"must be a path, not {type(spec.cwd).__name__}")
-        _set(spec, "cwd", os.fspath(spec.cwd))
-        if "\0" in spec.cwd:
-            raise _error(spec, "cwd", "contains a NUL character")
+    for key in ("cwd", "stderr"):
+        value = getattr(spec, key)
+        if value is None:
+            continue
+        if not isinstance(value, (str, os.PathLike)):
+            raise _error(spec, key, f"must be a path, not {type(value).__name__}")
+        path = os.fspath(value)
+        if not isinstance(path, str) or "\0" in path:
+            raise _error(spec, key, "contains a NUL character")
+        _set(spec, key, path)
 
 
 def check_http(spec: McpServer) -> None:
     _refuse(
-        spec, ("command", "args", "env", "cwd", "server_object"), "HTTP", "Use McpServer.stdio(...) for a local process"
+        spec,
+        ("command", "args", "env", "cwd", "stderr", "server_object"),
+        "HTTP",
+        "Use McpServer.stdio(...) for a local process",
     )
     if not isinstance(spec.url, str) or not spec.url.strip():
         raise _error(spec, "url", "an HTTP server needs a url", "Pass the endpoint, e.g. 'https://example.com/mcp'")
@@ -132,7 +139,7 @@ def check_http(spec: McpServer) -> None:
 def check_in_process(spec: McpServer) -> None:
     _refuse(
         spec,
-        ("command", "args", "env", "cwd", "url", "headers", "auth"),
+        ("command", "args", "env", "cwd", "stderr", "url", "headers", "auth"),
         "in-process",
         "Use McpServer.stdio(...) or McpServer.http(...) for a server outside this process",
     )
