@@ -209,7 +209,7 @@ async def discovery(urls: dict[int, str], rounds: int) -> None:
             print(f"marginal CPU per 1,000 tools: raw {ms(raw_m)} ms, toolmesh {ms(mesh_m)} ms: {mesh_m / raw_m:.2f}x")
     print(
         f"a verifying TLS context costs {ms(tls_context_cpu()).strip()} ms of CPU: the raw client builds one per "
-        "connect, toolmesh one per process (in the warm-up round)"
+        "connect, toolmesh one per CA setting, shared (made in the warm-up round)"
     )
     size = max(urls)
     raw_kept = await kept_objects(urls[size], "raw") / size
