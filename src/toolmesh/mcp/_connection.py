@@ -342,23 +342,14 @@ class McpConnection:
         try:
             return _convert.call_result_to_output(raw)
         except ValueError as exc:
-            raise self._unreadable_result(entry, exc) from exc
+            raise _errors.unreadable_result(self.label, entry, exc) from exc
 
     def _redact_result(self, entry: McpEntry, raw: mcp_types.CallToolResult) -> mcp_types.CallToolResult:
         """The result with the spec's secrets starred out: it becomes output, feedback and messages."""
         try:
             return self._secrets.redact_model(raw)
         except ValueError as exc:
-            raise self._unreadable_result(entry, exc) from exc
-
-    def _unreadable_result(self, entry: McpEntry, exc: ValueError) -> ToolExecutionError:
-        """A ``tools/call`` result toolmesh could not turn into output (the model is told no more)."""
-        return ToolExecutionError(
-            f"MCP server {self.label!r}, tools/call {entry.wire_name!r}: {exc}",
-            kind=ErrorKind.UPSTREAM_ERROR,
-            model_feedback=f"The tool {entry.name!r} returned content that could not be read.",
-            cause=exc,
-        )
+            raise _errors.unreadable_result(self.label, entry, exc) from exc
 
     def _call_error(
         self, exc: Exception, session: Session, sent: Exchange, tool: str, operation: str = "tools/call"

@@ -65,6 +65,7 @@ from ._discover import ProtocolNotSpoken
 from ._wire import INVALID_ANSWER, UnsendableMessage
 
 if TYPE_CHECKING:
+    from .._entries import McpEntry
     from ._config import McpServer
 
 __all__ = [
@@ -75,6 +76,7 @@ __all__ = [
     "is_session_fatal",
     "map_error",
     "unknown_tool_text",
+    "unreadable_result",
 ]
 
 RESOURCE_NOT_FOUND = -32002
@@ -426,3 +428,13 @@ def connect_error(
     error = ServerConnectionError(spec.label, hint)
     error.__cause__ = leaf
     return error
+
+
+def unreadable_result(server: str, entry: McpEntry, exc: ValueError) -> ToolExecutionError:
+    """A ``tools/call`` result toolmesh could not turn into output (the model is told no more)."""
+    return ToolExecutionError(
+        f"MCP server {server!r}, tools/call {entry.wire_name!r}: {exc}",
+        kind=ErrorKind.UPSTREAM_ERROR,
+        model_feedback=f"The tool {entry.name!r} returned content that could not be read.",
+        cause=exc,
+    )
