@@ -69,6 +69,10 @@ async def test_a_loopback_server_is_never_proxied(no_proxy_settings: pytest.Monk
                 with anyio.fail_after(60):
                     await registry.connect(McpServer.http("calc", url.replace("127.0.0.1", host) + "/mcp"))
                     assert (await registry.dispatch("calc__add", {"a": 1, "b": 1})).ok
+    async with serve_asgi(calc_server().streamable_http_app(), host="127.0.0.2") as url, ToolRegistry() as registry:
+        with anyio.fail_after(60):
+            await registry.connect(McpServer.http("calc", url + "/mcp"))  # all of 127.0.0.0/8 is loopback
+            assert (await registry.dispatch("calc__add", {"a": 1, "b": 1})).ok
 
 
 @asynccontextmanager

@@ -53,6 +53,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from .._errors import ServerConnectionError
 from . import _errors, _wire
 from ._discover import discover_pinned
+from ._hosts import is_loopback
 from ._in_flight import InFlight, no_current_call
 from ._resource_watch import ResourceWatch
 from ._secrets import Secrets
@@ -139,14 +140,6 @@ def _tls_context() -> ssl.SSLContext:
 @functools.cache
 def _tls_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
     return httpx2.create_ssl_context()
-
-
-_NEVER_PROXIED: dict[str, httpx2.AsyncBaseTransport | None] = {
-    "all://127.0.0.1": None,
-    "all://localhost": None,
-    "all://[::1]": None,
-}
-"""Loopback servers are reached directly whatever the environment's proxy says: a proxy's loopback is not ours."""
 
 
 def _on_response(limit: int) -> Callable[[httpx2.Response], Awaitable[None]]:
@@ -366,7 +359,8 @@ class Session:
                     timeout=_HTTP_TIMEOUT,
                     event_hooks={"response": [_on_response(spec.max_result_bytes)]},
                     verify=_tls_context(),
-                    mounts=_NEVER_PROXIED,
+                    # the environment's proxies, never for a loopback server: a proxy's loopback is not ours
+                    trust_env=not is_loopback(spec.host or ""),
                 )
             )
             # One SSE event may be as large as a whole answer; the response hook bounds the answer.
