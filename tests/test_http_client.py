@@ -32,9 +32,12 @@ class AbsoluteFormProxy:
         self.proxied: list[str] = []
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        if scope["type"] == "http" and scope["path"].startswith("http://"):
-            self.proxied.append(scope["path"])
-            path = urlsplit(scope["path"]).path
+        if scope["type"] == "http":
+            path = scope["path"]
+            if path.startswith("http://"):
+                self.proxied.append(path)
+                path = urlsplit(path).path
+            # the SDK server's Host check knows 127.0.0.1 only
             own_host = f"127.0.0.1:{scope['server'][1]}".encode()
             headers = [(k, own_host if k == b"host" else v) for k, v in scope["headers"]]
             scope = {**scope, "path": path, "raw_path": path.encode(), "headers": headers}
@@ -69,10 +72,12 @@ async def test_a_loopback_server_is_never_proxied(no_proxy_settings: pytest.Monk
                 with anyio.fail_after(60):
                     await registry.connect(McpServer.http("calc", url.replace("127.0.0.1", host) + "/mcp"))
                     assert (await registry.dispatch("calc__add", {"a": 1, "b": 1})).ok
-    async with serve_asgi(calc_server().streamable_http_app(), host="127.0.0.2") as url, ToolRegistry() as registry:
+    other = AbsoluteFormProxy(calc_server().streamable_http_app())
+    async with serve_asgi(other, host="127.0.0.2") as url, ToolRegistry() as registry:
         with anyio.fail_after(60):
             await registry.connect(McpServer.http("calc", url + "/mcp"))  # all of 127.0.0.0/8 is loopback
             assert (await registry.dispatch("calc__add", {"a": 1, "b": 1})).ok
+    assert other.proxied == []
 
 
 @asynccontextmanager
