@@ -122,14 +122,10 @@ async def test_a_tool_choice_naming_nothing_declared_is_a_400() -> None:
 @pytest.mark.parametrize(
     ("key", "value", "param", "takes"),
     [
-        ("allowed_tools", {"tool_name": ["add"]}, "tools[0].allowed_tools.tool_name", "`tool_names` and `read_only`"),
-        ("require_approval", {"nevr": {"tool_names": ["add"]}}, "tools[0].require_approval.nevr", "`always` and"),
-        (
-            "require_approval",
-            {"never": {"readonly": True}},
-            "tools[0].require_approval.never.readonly",
-            "`tool_names` and `read_only`",
-        ),
+        ("allowed_tools", {"tool_name": ["add"]}, "tools[0].allowed_tools.tool_name", "did you mean `tool_names`?"),
+        ("require_approval", {"nevr": {"tool_names": ["add"]}}, "tools[0].require_approval.nevr", "`never`"),
+        ("require_approval", {"never": {"readonly": True}}, "tools[0].require_approval.never.readonly", "`read_only`"),
+        ("allowed_tool", ["add"], "tools[0].allowed_tool", "did you mean `allowed_tools`?"),
     ],
 )
 async def test_a_misspelt_filter_key_is_a_400_never_a_filter_that_selects_everything(

@@ -10,6 +10,7 @@ accepted and ignored.
 
 from __future__ import annotations
 
+import difflib
 import json
 from typing import Annotated, Any, Literal
 
@@ -72,8 +73,9 @@ class ApprovalFilter(_Closed):
     never: ToolFilter | None = None
 
 
-class McpToolSpec(_Model):
-    """A request-declared remote MCP server (``{"type": "mcp", ...}``)."""
+class McpToolSpec(_Closed):
+    """A request-declared remote MCP server (``{"type": "mcp", ...}``); an unknown key is a 400 (a misspelt
+    ``allowed_tools`` must not offer every tool)."""
 
     type: Literal["mcp"]
     server_label: str = Field(pattern=r"^[A-Za-z0-9_-]{1,64}$")
@@ -86,6 +88,7 @@ class McpToolSpec(_Model):
     allowed_tools: list[str] | ToolFilter | None = None
     require_approval: Literal["always", "never"] | ApprovalFilter | None = None
     defer_loading: bool | None = None
+    allowed_callers: list[str] | None = None
 
     def allows(self, name: str, read_only: bool) -> bool:
         """Whether ``allowed_tools`` lets the tool through (no ``allowed_tools``: every tool)."""
@@ -205,12 +208,21 @@ def parse_request(body: bytes) -> ResponsesRequest:
         if unknown:  # the other union branches' errors (not a list, not "always") would only mislead
             loc = unknown[0]["loc"]
             param = _param(loc)
-            takes = "`always` and `never`" if loc[-2] == "ApprovalFilter" else "`tool_names` and `read_only`"
-            raise RequestError(f"`{param}` is not a known key here: this object takes {takes}", param) from None
+            raise RequestError(f"`{param}` is not a known key here: {_known_keys(loc)}", param) from None
         param = _param(errors[0]["loc"])
         raise RequestError(f"`{param}`: {errors[0]['msg']}", param) from None
     _check_tool_choice(request)
     return request
+
+
+def _known_keys(loc: tuple[int | str, ...]) -> str:
+    """What the object holding an unknown key (at ``loc``) takes, with the closest known key."""
+    owners: dict[str, type[BaseModel]] = {"mcp": McpToolSpec, "ApprovalFilter": ApprovalFilter}
+    owner = owners.get(str(loc[-2]), ToolFilter)
+    known = list(owner.model_fields)
+    close = difflib.get_close_matches(str(loc[-1]), known, n=1)
+    hint = f"did you mean `{close[0]}`? " if close else ""
+    return f"{hint}this object takes {', '.join(f'`{key}`' for key in known)}"
 
 
 def _check_tool_choice(request: ResponsesRequest) -> None:
