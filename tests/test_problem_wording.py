@@ -85,3 +85,23 @@ async def test_a_dynamic_row_words_its_problems_as_a_native_row_does(arguments: 
     native_failed = await registry.dispatch("native_tool", {"n": 1, "x": 1})
     assert native_failed.error is not None
     assert "text: missing required field; x: unknown field." in native_failed.error.model_feedback
+
+
+def test_an_optional_parameter_s_problem_names_the_types_or_the_deeper_problem() -> None:
+    """SDK servers declare ``x: int | None`` as ``anyOf``: jsonschema alone says "not valid under any"."""
+    optional = {
+        "type": "object",
+        "properties": {
+            "n": {"anyOf": [{"type": "integer"}, {"type": "null"}]},
+            "tags": {"anyOf": [{"type": "array", "items": {"type": "string"}}, {"type": "null"}]},
+            "m": {"oneOf": [{"type": "object", "required": ["k"]}, {"type": "null"}]},
+        },
+    }
+    validator = compile_schema(optional, server="s", tool="t", what="inputSchema")
+    assert validator is not None
+    assert sorted(validator.problems({"n": "ten", "tags": ["x", 5], "m": {"j": 1}}, "(arguments)")) == [
+        "m.k: missing required field",
+        "n: 'ten' is not of type 'integer' or 'null'",
+        "tags[1]: 5 is not of type 'string'",
+    ]
+    assert validator.problems({"n": None, "tags": None, "m": {"k": 1}}) == []

@@ -198,6 +198,29 @@ def plain_ascii(data: Mapping[str, Any]) -> bool:
     return True
 
 
+def _branch_problems(error: jsonschema.exceptions.ValidationError, root: str) -> list[str]:
+    """An ``anyOf``/``oneOf`` failure in the terms of its branches (jsonschema says only "not valid under any").
+
+    Branches the value is not even of the type of are summed up in one line (``'ten' is not
+    of type 'integer' or 'null'``, the usual optional parameter); when a branch of the right
+    type failed deeper, its problems are given instead (``tags[1]: 5 is not of type 'string'``).
+    """
+    here = tuple(error.absolute_path)
+    context = error.context or []
+    wrong_type = [sub for sub in context if sub.validator == "type" and tuple(sub.absolute_path) == here]
+    deeper = [sub for sub in context if sub not in wrong_type]
+    if deeper:
+        return schema_problems(deeper, root)
+    types: list[str] = []
+    for sub in wrong_type:
+        value = sub.validator_value
+        types.extend(str(kind) for kind in (value if isinstance(value, list) else [value]) if str(kind) not in types)
+    message = f"{error.instance!r} is not of type {' or '.join(repr(kind) for kind in types)}"
+    if len(message) > MAX_PROBLEM_CHARS:
+        message = message[:MAX_PROBLEM_CHARS] + "..."
+    return [f"{_path(here, root)}: {message}"]
+
+
 def _path(loc: Iterable[int | str], root: str = "(arguments)") -> str:
     text = ""
     for part in loc:
@@ -220,6 +243,9 @@ def schema_problems(errors: Iterable[jsonschema.exceptions.ValidationError], roo
     for error in errors:
         path = tuple(error.absolute_path)
         instance = error.instance
+        if error.validator in ("anyOf", "oneOf") and error.context:
+            problems.extend(_branch_problems(error, root))
+            continue
         required = error.validator_value
         if error.validator == "required" and isinstance(instance, Mapping) and isinstance(required, list):
             missing = [name for name in required if isinstance(name, str) and name not in instance]
