@@ -107,3 +107,21 @@ async def test_an_untrusted_certificate_says_so_and_ssl_cert_file_set_afterwards
             await registry.connect(McpServer.http("tls", url))
             result = await registry.dispatch("tls__add", {"a": 20, "b": 22})
         assert result.ok and result.presentation.as_text() == "42"
+
+
+async def test_a_certificate_for_another_name_and_an_unreadable_bundle_say_what_is_wrong(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ca = trustme.CA()
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    async with https_server(ca.issue_cert("other.test")) as url, ToolRegistry() as registry:
+        monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
+        with anyio.fail_after(60), pytest.raises(ServerConnectionError, match="certificate is for another name"):
+            await registry.connect(McpServer.http("tls", url))
+        monkeypatch.setenv("SSL_CERT_FILE", str(tmp_path / "missing.pem"))
+        with anyio.fail_after(60), pytest.raises(ServerConnectionError) as caught:
+            await registry.connect(McpServer.http("tls", url))
+        assert f"SSL_CERT_FILE={str(tmp_path / 'missing.pem')!r} is not a readable bundle" in str(caught.value)
+        assert registry.names() == []

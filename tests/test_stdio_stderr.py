@@ -47,3 +47,12 @@ def test_stderr_is_a_stdio_key_relative_to_the_config_file(tmp_path: Path) -> No
         McpServer.http("web", "https://example.com/mcp", stderr="x.log")  # type: ignore[call-arg]
     with pytest.raises(ServerConfigError, match="stderr"):
         McpServer.from_config({"mcpServers": {"web": {"url": "https://example.com/mcp", "stderr": "x.log"}}})
+
+
+def test_a_stderr_path_is_made_absolute_when_the_spec_is_made(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    spec = McpServer.stdio("fs", "npx", stderr="logs/fs.log")
+    assert spec.stderr == str(tmp_path / "logs" / "fs.log")
+    assert McpServer.stdio("fs", "npx", stderr="~/fs.log").stderr == str(Path.home() / "fs.log")
+    with pytest.raises(ServerConfigError, match=r"'stderr'.*is empty"):
+        McpServer.stdio("fs", "npx", stderr=" ")

@@ -413,6 +413,11 @@ def connect_error(
         hint = f"{detail} while {stage}; the server itself reported this error"
     elif isinstance(leaf, OSError) and spec.transport == "stdio":
         hint = f"could not start {spec.command!r} ({type(leaf).__name__}: {leaf}); check the command and its args"
+    elif spec.transport == "http" and _untrusted_certificate(leaf) and "mismatch" in str(leaf):
+        hint = (
+            f"{detail} while {stage}: the server's TLS certificate is for another name; connect with a name "
+            "the certificate was issued for"
+        )
     elif spec.transport == "http" and _untrusted_certificate(leaf):
         hint = (
             f"{detail} while {stage}: the server's TLS certificate is not trusted; if it comes from a private CA, "

@@ -126,15 +126,26 @@ class _LimitedBody(httpx2.AsyncByteStream):
         await self._inner.aclose()
 
 
-def _tls_context() -> ssl.SSLContext:
+def _tls_context(label: str) -> ssl.SSLContext:
     """The verifying TLS context every HTTP server shares while the CA settings stay the same.
 
     Building one loads the CA bundle (about 40 ms of CPU); a context per connection paid
     that on every connect and reconnect. It follows ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``
     as they are at each connect, so a process that sets them after a first connect gets
     a context that trusts what they name.
+
+    Raises:
+        ServerConnectionError: naming ``SSL_CERT_FILE`` when it names no readable bundle.
     """
-    return _tls_context_for(os.environ.get("SSL_CERT_FILE"), os.environ.get("SSL_CERT_DIR"))
+    cert_file = os.environ.get("SSL_CERT_FILE")
+    try:
+        return _tls_context_for(cert_file, os.environ.get("SSL_CERT_DIR"))
+    except (OSError, ssl.SSLError) as exc:
+        raise ServerConnectionError(
+            label,
+            f"SSL_CERT_FILE={cert_file!r} is not a readable bundle of CA certificates ({exc}); "
+            "point it at a PEM file of certificates, or unset it to use the system's",
+        ) from None
 
 
 @functools.cache
@@ -358,7 +369,7 @@ class Session:
                     auth=spec.auth,
                     timeout=_HTTP_TIMEOUT,
                     event_hooks={"response": [_on_response(spec.max_result_bytes)]},
-                    verify=_tls_context(),
+                    verify=_tls_context(spec.label),
                     # the environment's proxies, never for a loopback server: a proxy's loopback is not ours
                     trust_env=not is_loopback(spec.host or ""),
                 )

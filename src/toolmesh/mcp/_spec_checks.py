@@ -76,6 +76,10 @@ def check_stdio(spec: McpServer) -> None:
         path = os.fspath(value)
         if not isinstance(path, str) or "\0" in path:
             raise _error(spec, key, "contains a NUL character")
+        if key == "stderr":
+            if not path.strip():
+                raise _error(spec, key, "is empty", "Give a file path, or leave stderr out to use the host's stderr")
+            path = os.path.abspath(os.path.expanduser(path))  # the file of today's directory, whenever it connects
         _set(spec, key, path)
 
 
