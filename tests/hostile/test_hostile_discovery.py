@@ -112,3 +112,20 @@ async def test_max_tools_counts_the_tools_include_and_exclude_keep(caplog: pytes
         over = lowlevel_in_process("over", env, include=["item_00*"], max_tools=10)
         with anyio.fail_after(60), pytest.raises(ServerConnectionError, match="tools that include/exclude keep, more"):
             await registry.connect(over)
+
+
+async def test_include_patterns_are_reported_unmatched_only_when_every_tool_was_listed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    env = {"FIXTURE_MANY_TOOLS": "30", "FIXTURE_PAGE_SIZE": "4"}
+    async with ToolRegistry() as registry:
+        with caplog.at_level(logging.WARNING, logger="toolmesh.mcp"), anyio.fail_after(60):
+            cut = lowlevel_in_process(
+                "cut", env, include=["item_000*", "item_002*"], max_tools=2, on_too_many_tools="keep_first"
+            )
+            await registry.connect(cut)  # listing stopped early: item_002* may match later pages
+            assert "matches none" not in caplog.text
+            await registry.connect(lowlevel_in_process("all", env, include=["item_000*", "nothing_*"]))
+        unmatched = [record.getMessage() for record in caplog.records if "matches none" in record.getMessage()]
+        assert unmatched == ["MCP server 'all': include pattern 'nothing_*' matches none of its tools"]
+        assert [row.wire_name for row in _rows(registry, "cut")] == ["item_0000", "item_0001"]

@@ -42,7 +42,7 @@ if TYPE_CHECKING:
 
     from ._config import McpServer
 
-__all__ = ["build_rows", "discover_tools", "owners", "rebuild_rows", "select_tools"]
+__all__ = ["build_rows", "discover_tools", "owners", "rebuild_rows"]
 
 logger = logging.getLogger("toolmesh.mcp")
 
@@ -60,18 +60,24 @@ async def discover_tools(client: Client, spec: McpServer) -> list[mcp_types.Tool
     server, max_pages = spec.label, spec.max_pages
     tools: list[mcp_types.Tool] = []
     seen: set[str] = set()
+    unmatched = set(spec.include or ())
     cursor: str | None = None
     for page in range(1, max_pages + 1):
         # The first page always goes to the server: a connect or refresh wants today's list.
         result = await client.list_tools(cursor=cursor, cache_mode="refresh" if cursor is None else "use")
-        kept = select_tools(spec, result.tools, warn=False)
+        kept = _kept(spec, result.tools)
         for tool in kept:
             _check_size(spec, tool)
         tools.extend(kept)
+        if unmatched:
+            names = [tool.name for tool in result.tools]
+            unmatched -= {pattern for pattern in unmatched if fnmatch.filter(names, pattern)}
         cursor = result.next_cursor or None
         if len(tools) > spec.max_tools:
-            return _too_many(spec, tools, more=cursor is not None)
+            return _too_many(spec, tools, more=cursor is not None)  # not all listed: no pattern is known unmatched
         if cursor is None:
+            for pattern in sorted(unmatched):
+                logger.warning("MCP server %r: include pattern %r matches none of its tools", spec.label, pattern)
             return tools
         if cursor in seen:
             raise ServerConnectionError(
@@ -135,16 +141,11 @@ def _check_schema_size(spec: McpServer, tool: mcp_types.Tool, field: str, schema
         )
 
 
-def select_tools(spec: McpServer, tools: Sequence[mcp_types.Tool], *, warn: bool = True) -> list[mcp_types.Tool]:
-    """The tools the spec's ``include``/``exclude`` filters keep, in the server's order (with ``warn``, each
-    ``include`` pattern that matches none of ``tools`` is logged)."""
+def _kept(spec: McpServer, tools: Sequence[mcp_types.Tool]) -> list[mcp_types.Tool]:
+    """The tools the spec's ``include``/``exclude`` filters keep, in the server's order."""
     if spec.include is None and not spec.exclude:
         return list(tools)
-    kept = [tool for tool in tools if spec.allows(tool.name)]
-    for pattern in spec.include if warn and spec.include else ():
-        if not any(fnmatch.fnmatchcase(tool.name, pattern) for tool in tools):
-            logger.warning("MCP server %r: include pattern %r matches none of its tools", spec.label, pattern)
-    return kept
+    return [tool for tool in tools if spec.allows(tool.name)]
 
 
 def build_rows(
@@ -174,7 +175,12 @@ def build_rows(
         names = policy.assign(spec.label, wire_names, prefix=spec.prefix, aliases=spec.aliases, taken=taken)
     for raw in spec.aliases:
         if raw not in names:
-            logger.warning("MCP server %r: alias for %r names no tool the server lists", spec.label, raw)
+            logger.warning(
+                "MCP server %r: alias for %r names none of the tools kept from the server (not listed, or left out "
+                "by include/exclude or max_tools)",
+                spec.label,
+                raw,
+            )
     protocol = getattr(caller, "protocol_version", None)
     if previous:
         rows = [

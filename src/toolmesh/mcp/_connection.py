@@ -390,7 +390,8 @@ class McpConnection:
         )
 
     async def list_tools(self) -> list[mcp_types.Tool]:
-        """Every tool the server lists now (all pages, bounded), within the spec's ``timeout``.
+        """Every tool the server lists now that the spec's ``include``/``exclude`` keep (all pages, bounded),
+        within the spec's ``timeout``.
 
         Raises:
             ServerConnectionError: when listing fails or takes too long.

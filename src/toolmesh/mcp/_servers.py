@@ -176,13 +176,12 @@ class McpServers:
             )
 
     async def _discover(self, server: McpServer) -> _Discovered:
-        from ._catalog import select_tools
         from ._connection import McpConnection
 
         group = self._require_open(f"connect({server.label!r})")
         self._check_free(server.label)
         connection = McpConnection(server, group, self._callbacks)
-        return _Discovered(connection, select_tools(server, await connection.open()))
+        return _Discovered(connection, await connection.open())  # the tools the spec's filters keep
 
     def _commit(self, found: _Discovered) -> None:
         """Add one server's rows, all or nothing (no await: nothing can interleave)."""
@@ -332,13 +331,13 @@ class McpServers:
 
     async def refresh(self, label: str) -> list[McpEntry]:
         """List a server's tools again and reconcile its rows (see ``ToolRegistry.refresh``)."""
-        from ._catalog import owners, rebuild_rows, select_tools
+        from ._catalog import owners, rebuild_rows
 
         connection = self.connection(label)
         server = self._servers[label]
         server.issued += 1
         generation = server.issued
-        tools = select_tools(connection.spec, await connection.list_tools())
+        tools = await connection.list_tools()  # the tools the spec's filters keep
         current = self._servers.get(label)
         if current is None or current.connection is not connection:
             return []  # disconnected (or replaced) while listing: its rows are retired already
