@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 
 import pytest
@@ -295,9 +296,16 @@ def test_an_alias_that_is_another_tool_s_name_is_reported_as_the_alias(order: li
 
 
 @pytest.mark.parametrize("order", [["find", "search"], ["search", "find"]])
-def test_with_dedupe_an_explicit_alias_keeps_its_name_in_any_order(order: list[str]) -> None:
-    names = NamePolicy(dedupe=True).assign("docs", order, prefix=False, aliases={"search": "find"})
+def test_with_dedupe_an_explicit_alias_keeps_its_name_in_any_order(
+    order: list[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="toolmesh.names"):
+        names = NamePolicy(dedupe=True).assign("docs", order, prefix=False, aliases={"search": "find"})
     assert names == {"search": "find", "find": "find_2"}
+    assert [record.getMessage() for record in caplog.records] == [
+        "MCP tool 'find' of server 'docs' is named 'find_2': 'find' is taken by MCP tool 'search' of server 'docs' "
+        "(NamePolicy(dedupe=True))"
+    ]
 
 
 def test_a_server_listing_a_tool_twice_is_refused() -> None:

@@ -17,6 +17,7 @@ are a ``NameCollisionError`` unless the policy opts into ``dedupe=True``.
 from __future__ import annotations
 
 import hashlib
+import logging
 import re
 import string
 from collections.abc import Callable, Iterable, Mapping
@@ -24,6 +25,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 
 from ._errors import ConfigurationError, NameCollisionError
+
+_logger = logging.getLogger("toolmesh.names")
 
 __all__ = ["PROVIDER_RULES", "NamePolicy", "NameRule"]
 
@@ -317,6 +320,14 @@ class NamePolicy:
                 raise NameCollisionError(name, existing, describe_mcp_tool(server, wire), hint)
             result[wire] = self._suffixed(name, taken, claimed, used)
             used.add(result[wire])
+            owner = taken[name] if name in taken else describe_mcp_tool(server, first)
+            _logger.warning(
+                "%s is named %r: %r is taken by %s (NamePolicy(dedupe=True))",
+                describe_mcp_tool(server, wire),
+                result[wire],
+                name,
+                owner,
+            )
         return result
 
     def _suffixed(self, name: str, taken: Mapping[str, str], natural: Mapping[str, str], used: set[str]) -> str:
