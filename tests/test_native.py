@@ -194,6 +194,7 @@ def test_a_parameter_pydantic_cannot_describe_is_named_with_the_fix_for_its_kind
 
     text = str(caught.value)
     assert "parameter 'lock' cannot be turned into a JSON Schema" in text and "use JSON-able types" in text
+    assert "ToolContext.deps" in text and "arbitrary_types_allowed" not in text
 
     with pytest.raises(ConfigurationError) as caught:
 

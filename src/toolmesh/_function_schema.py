@@ -187,12 +187,17 @@ def _undescribable(name: str, fields: Mapping[str, Any], where: str, exc: Except
         except _UNDESCRIBABLE:
             culprit = f"parameter {field!r} "
             break
-    if isinstance(exc, pydantic.PydanticSchemaGenerationError):
-        fix = "use JSON-able types (str, int, float, bool, lists, dicts, enums, pydantic models)"
+    if isinstance(exc, (pydantic.PydanticSchemaGenerationError, pydantic.PydanticInvalidForJsonSchema)):
+        fix = (
+            "use JSON-able types (str, int, float, bool, lists, dicts, enums, pydantic models); an object the "
+            "tool needs (a lock, a client, a callback) comes from the call's context (ToolContext.deps), not "
+            "from the model"
+        )
     else:
         fix = f"fix the declaration of {culprit.strip() or 'its parameters'}"
     subject = culprit or "its parameters "
-    return ConfigurationError(f"{where}: {subject}cannot be turned into a JSON Schema ({exc}); {fix}")
+    detail = str(exc).strip().splitlines()[0].split(". ")[0]  # pydantic's first sentence: the rest is advice for models
+    return ConfigurationError(f"{where}: {subject}cannot be turned into a JSON Schema ({detail}); {fix}")
 
 
 def _parameters(
