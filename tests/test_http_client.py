@@ -125,3 +125,11 @@ async def test_a_certificate_for_another_name_and_an_unreadable_bundle_say_what_
             await registry.connect(McpServer.http("tls", url))
         assert f"SSL_CERT_FILE={str(tmp_path / 'missing.pem')!r} is not a readable bundle" in str(caught.value)
         assert registry.names() == []
+
+
+async def test_a_host_name_the_server_refuses_is_named_as_such() -> None:
+    """The SDK server's DNS-rebinding protection knows 127.0.0.1 and localhost: 127.0.0.2 gets a 421."""
+    async with serve_asgi(calc_server().streamable_http_app(), host="127.0.0.2") as url, ToolRegistry() as registry:
+        with anyio.fail_after(60), pytest.raises(ServerConnectionError) as caught:
+            await registry.connect(McpServer.http("calc", url + "/mcp"))
+        assert "HTTP 421" in str(caught.value) and "refused the host name in the URL" in str(caught.value)

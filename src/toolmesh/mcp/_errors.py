@@ -403,6 +403,16 @@ def connect_error(
             f"{detail} while {stage}: it refused the credentials; check the Authorization header "
             "(headers=) or auth= on the server spec"
         )
+    elif mapped.http_status == 407:
+        hint = (
+            f"{detail} while {stage}: the proxy asks for credentials; put them in the proxy URL "
+            "(HTTPS_PROXY=http://user:password@proxy:port), or set NO_PROXY for this host"
+        )
+    elif mapped.http_status == 421:
+        hint = (
+            f"{detail} while {stage}: the server refused the host name in the URL (its DNS-rebinding "
+            "protection); use a host name the server allows, or allow this one on the server"
+        )
     elif mapped.http_status == 404:
         hint = f"{detail} while {stage}; check the URL's path (MCP endpoints usually end in /mcp)"
     elif mapped.http_status is not None:
