@@ -88,14 +88,21 @@ async def https_server(certificate: trustme.LeafCert) -> AsyncIterator[str]:
             yield url + "/mcp"
 
 
-async def test_an_untrusted_certificate_says_so_and_ssl_cert_file_set_afterwards_is_honoured(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def private_ca(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[trustme.CA, Path]:
+    """A CA of the test's own and a bundle file of it; SSL_CERT_FILE / SSL_CERT_DIR unset."""
     ca = trustme.CA()
     bundle = tmp_path / "ca.pem"
     ca.cert_pem.write_to_path(str(bundle))
     monkeypatch.delenv("SSL_CERT_DIR", raising=False)
     monkeypatch.delenv("SSL_CERT_FILE", raising=False)
+    return ca, bundle
+
+
+async def test_an_untrusted_certificate_says_so_and_ssl_cert_file_set_afterwards_is_honoured(
+    private_ca: tuple[trustme.CA, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ca, bundle = private_ca
     async with https_server(ca.issue_cert("127.0.0.1")) as url, ToolRegistry() as registry:
         with anyio.fail_after(60), pytest.raises(ServerConnectionError) as caught:
             await registry.connect(McpServer.http("tls", url))
@@ -110,12 +117,9 @@ async def test_an_untrusted_certificate_says_so_and_ssl_cert_file_set_afterwards
 
 
 async def test_a_certificate_for_another_name_and_an_unreadable_bundle_say_what_is_wrong(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    private_ca: tuple[trustme.CA, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    ca = trustme.CA()
-    bundle = tmp_path / "ca.pem"
-    ca.cert_pem.write_to_path(str(bundle))
-    monkeypatch.delenv("SSL_CERT_DIR", raising=False)
+    ca, bundle = private_ca
     async with https_server(ca.issue_cert("other.test")) as url, ToolRegistry() as registry:
         monkeypatch.setenv("SSL_CERT_FILE", str(bundle))
         with anyio.fail_after(60), pytest.raises(ServerConnectionError, match="certificate is for another name"):

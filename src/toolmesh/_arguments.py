@@ -10,15 +10,16 @@ import json
 import math
 import re
 import sys
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 import pydantic
 
 from ._errors import ErrorKind, ToolExecutionError
+from ._problem_text import field_path
 
 if TYPE_CHECKING:
-    import jsonschema.exceptions
+    pass
 
 _NULLISH = frozenset({"", "null"})
 
@@ -43,9 +44,6 @@ _MAX_INTEGER_BITS = 13_000
 
 _JSON_DEPTH_LIMIT = 200
 """How deep pydantic's JSON parser (jiter) reads nested arrays and objects in a native tool's arguments."""
-
-MAX_PROBLEM_CHARS = 200
-"""A schema problem's message is cut here: jsonschema's messages quote the offending value."""
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 """A ``\\uD800``-``\\uDFFF`` escape: valid JSON syntax, but pydantic refuses a lone one as bad JSON."""
@@ -138,43 +136,43 @@ def unsendable(data: Mapping[str, Any], *, wire: bool) -> str | None:
                 try:
                     value.encode()
                 except UnicodeEncodeError:
-                    return f"{_path(loc)}: the string is not valid Unicode (it has a lone surrogate)"
+                    return f"{field_path(loc)}: the string is not valid Unicode (it has a lone surrogate)"
             continue
         if kind is dict or isinstance(value, Mapping):
             if len(loc) >= MAX_DEPTH:
-                return f"{_path(loc)}: nested too deeply (at most {MAX_DEPTH} levels)"
+                return f"{field_path(loc)}: nested too deeply (at most {MAX_DEPTH} levels)"
             for key, item in value.items():
                 if not isinstance(key, str):
                     if wire:
-                        return f"{_path(loc)}: object keys must be strings, got {_json_type_name(key)}"
+                        return f"{field_path(loc)}: object keys must be strings, got {_json_type_name(key)}"
                     key = str(key)
                 elif not key.isascii():
                     try:
                         key.encode()
                     except UnicodeEncodeError:
-                        return f"{_path(loc)}: a key is not valid Unicode (it has a lone surrogate)"
+                        return f"{field_path(loc)}: a key is not valid Unicode (it has a lone surrogate)"
                 stack.append((item, (*loc, key)))
         elif kind is list or kind is tuple:
             if len(loc) >= MAX_DEPTH:
-                return f"{_path(loc)}: nested too deeply (at most {MAX_DEPTH} levels)"
+                return f"{field_path(loc)}: nested too deeply (at most {MAX_DEPTH} levels)"
             stack.extend((item, (*loc, index)) for index, item in enumerate(value))
         elif kind is bool or value is None:
             continue
         elif isinstance(value, int):
             if wire and not -MAX_WIRE_INTEGER <= value <= MAX_WIRE_INTEGER:
                 return (
-                    f"{_path(loc)}: the integer is too large to send exactly (at most {MAX_WIRE_INTEGER} in "
+                    f"{field_path(loc)}: the integer is too large to send exactly (at most {MAX_WIRE_INTEGER} in "
                     "magnitude); send it as a string"
                 )
             if value.bit_length() > _MAX_INTEGER_BITS:
-                return f"{_path(loc)}: the integer has too many digits to check"
+                return f"{field_path(loc)}: the integer has too many digits to check"
         elif not wire:
             continue
         elif isinstance(value, float):
             if value != value or value in (float("inf"), float("-inf")):
-                return f"{_path(loc)}: {value!r} is not a JSON number"
+                return f"{field_path(loc)}: {value!r} is not a JSON number"
         else:
-            return f"{_path(loc)}: a {type(value).__name__} is not a JSON value"
+            return f"{field_path(loc)}: a {type(value).__name__} is not a JSON value"
     return None
 
 
@@ -196,79 +194,6 @@ def plain_ascii(data: Mapping[str, Any]) -> bool:
         elif kind not in _ASCII_SAFE_SCALARS:
             return False
     return True
-
-
-def _branch_problems(error: jsonschema.exceptions.ValidationError, root: str) -> list[str]:
-    """An ``anyOf``/``oneOf`` failure in the terms of its branches (jsonschema says only "not valid under any").
-
-    Branches the value is not even of the type of are summed up in one line (``'ten' is not
-    of type 'integer' or 'null'``, the usual optional parameter); when a branch of the right
-    type failed deeper, its problems are given instead (``tags[1]: 5 is not of type 'string'``).
-    """
-    here = tuple(error.absolute_path)
-    context = error.context or []
-    wrong_type = [sub for sub in context if sub.validator == "type" and tuple(sub.absolute_path) == here]
-    deeper = [sub for sub in context if sub not in wrong_type]
-    if deeper:
-        return schema_problems(deeper, root)
-    types: list[str] = []
-    for sub in wrong_type:
-        value = sub.validator_value
-        types.extend(str(kind) for kind in (value if isinstance(value, list) else [value]) if str(kind) not in types)
-    message = f"{error.instance!r} is not of type {' or '.join(repr(kind) for kind in types)}"
-    if len(message) > MAX_PROBLEM_CHARS:
-        message = message[:MAX_PROBLEM_CHARS] + "..."
-    return [f"{_path(here, root)}: {message}"]
-
-
-def _path(loc: Iterable[int | str], root: str = "(arguments)") -> str:
-    text = ""
-    for part in loc:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else str(part)
-    return text or root
-
-
-def schema_problems(errors: Iterable[jsonschema.exceptions.ValidationError], root: str = "(arguments)") -> list[str]:
-    """jsonschema's errors as one line per problem, worded as ``from_validation_error`` words pydantic's.
-
-    A missing property is ``path.name: missing required field`` and a property the
-    schema forbids is ``path.name: unknown field``, whichever validated the value; any
-    other problem is ``path: jsonschema's message``, cut to 200 characters (it may quote
-    the value). ``root`` names the value itself.
-    """
-    problems: list[str] = []
-    for error in errors:
-        path = tuple(error.absolute_path)
-        instance = error.instance
-        if error.validator in ("anyOf", "oneOf") and error.context:
-            problems.extend(_branch_problems(error, root))
-            continue
-        required = error.validator_value
-        if error.validator == "required" and isinstance(instance, Mapping) and isinstance(required, list):
-            missing = [name for name in required if isinstance(name, str) and name not in instance]
-            named = [name for name in missing if error.message == f"{name!r} is a required property"]
-            if named:
-                problems.append(f"{_path((*path, named[0]), root)}: missing required field")
-                continue
-        if (
-            error.validator == "additionalProperties"
-            and error.validator_value is False
-            and isinstance(instance, Mapping)
-            and isinstance(error.schema, Mapping)
-            and not error.schema.get("patternProperties")
-        ):
-            known = error.schema.get("properties")
-            known = known if isinstance(known, Mapping) else {}
-            problems.extend(f"{_path((*path, name), root)}: unknown field" for name in instance if name not in known)
-            continue
-        message = error.message
-        if len(message) > MAX_PROBLEM_CHARS:
-            message = message[:MAX_PROBLEM_CHARS] + "..."
-        problems.append(f"{_path(path, root)}: {message}")
-    return problems
 
 
 def from_validation_error(
@@ -296,7 +221,7 @@ def from_validation_error(
         if not loc and kind in ("model_type", "dict_type", "model_attributes_type"):
             value = json.loads(arguments) if isinstance(arguments, str) else arguments
             return not_an_object(tool, value, parameters)
-        path = _path(loc)
+        path = field_path(loc)
         if kind == "missing":
             problems.append(f"{path}: missing required field")
         elif kind == "extra_forbidden":

@@ -24,6 +24,7 @@ from ._hot_path import derive_on_first_read
 from ._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
 from ._names import describe_mcp_tool
 from ._output import ToolOutput, to_output
+from ._problem_text import schema_problems
 from .mcp._schema import SchemaUnusableError, compile_schema
 
 if TYPE_CHECKING:
@@ -180,7 +181,7 @@ class DynamicEntry:
         problem = _arguments.unsendable(data, wire=False)
         if problem is not None:
             raise _arguments.invalid_arguments(self.name, problem + ".", params)
-        problems = _arguments.schema_problems(self._validator.iter_errors(data))
+        problems = schema_problems(self._validator.iter_errors(data))
         if problems:
             raise _arguments.invalid_arguments(self.name, "; ".join(problems) + ".", params)
         return data

@@ -36,6 +36,7 @@ from .._metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT
 from .._output import ToolOutput, truncate_text
 from . import _convert, _errors
 from ._catalog import discover_tools
+from ._connect_errors import connect_error
 from ._input_rounds import send_call
 from ._resource_watch import ResourceWatch
 from ._secrets import LOG_GUARD, Secrets
@@ -222,7 +223,7 @@ class McpConnection:
         http_status: int | None = None,
         fault: str | None = None,
     ) -> ServerConnectionError:
-        return self._secrets.redact_exception(_errors.connect_error(self.spec, exc, stage, http_status, fault))
+        return self._secrets.redact_exception(connect_error(self.spec, exc, stage, http_status, fault))
 
     async def _revive(self) -> Session:
         """A live session: the current one, or a new one made by a (shared) reconnect."""

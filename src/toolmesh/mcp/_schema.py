@@ -43,7 +43,7 @@ import referencing
 import referencing.jsonschema
 from jsonschema.protocols import Validator
 
-from .._arguments import MAX_PROBLEM_CHARS, schema_problems
+from .._problem_text import MAX_PROBLEM_CHARS, schema_problems
 from ._schema_shape import keyword_problem
 
 __all__ = ["SchemaUnusableError", "SchemaValidator", "compile_schema"]
@@ -210,7 +210,7 @@ class SchemaValidator:
 
     def problems(self, value: Any, root: str = "(root)") -> list[str]:
         """What is wrong with ``value``, one line per problem (``path: message``; ``root`` names the
-        value itself); empty when valid. Worded as native tools' problems are (``_arguments.schema_problems``).
+        value itself); empty when valid. Worded as native tools' problems are (``_problem_text.schema_problems``).
 
         Raises:
             SchemaUnusableError: when the schema itself makes checking fail.
