@@ -261,7 +261,7 @@ async def run_native(
     tracer = settings.tracer()
     if tracer is None and native.plain_async and call_timeout(row, ctx, settings) is None:
         try:
-            return await native.fn(**native.validate(native.bind(args, kwargs) if args else kwargs))
+            return await native.fn(**native.validate_call(args, kwargs))
         except ToolExecutionError:
             raise
         except Exception as exc:
@@ -284,4 +284,4 @@ async def run_native(
 async def _run_native(
     native: NativeTool[..., Any], args: tuple[Any, ...], kwargs: Mapping[str, Any], ctx: ToolContext[Any]
 ) -> Any:
-    return await native.run(native.validate(native.bind(args, kwargs)), ctx)
+    return await native.run(native.validate_call(args, kwargs), ctx)

@@ -127,7 +127,7 @@ class NativeTool(Generic[P, T]):
                 return self._validator.validate_json(arguments)[0]
             if arguments is None:
                 return self._validator.validate_python({})[0]
-            if isinstance(arguments, Mapping):
+            if type(arguments) is dict or isinstance(arguments, Mapping):
                 if not _arguments.plain_ascii(arguments):
                     problem = _arguments.unsendable(arguments, wire=False)
                     if problem is not None:
@@ -137,6 +137,21 @@ class NativeTool(Generic[P, T]):
         except pydantic.ValidationError as exc:
             raise _arguments.from_validation_error(self.name, exc, arguments, self.parameters) from None
         raise _arguments.not_an_object(self.name, arguments, self.parameters)
+
+    def validate_call(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
+        """The validated keyword arguments of the host's own call (``dispatch_native``, a direct call).
+
+        Python values the host wrote, checked by the argument model alone: the scan of
+        ``validate`` for text no encoder takes back is for what a model writes.
+
+        Raises:
+            ToolExecutionError: kind ``invalid_arguments``, as ``validate``.
+        """
+        data = self.bind(args, kwargs) if args else kwargs
+        try:
+            return self._validator.validate_python(data if type(data) is dict else dict(data))[0]
+        except pydantic.ValidationError as exc:
+            raise _arguments.from_validation_error(self.name, exc, data, self.parameters) from None
 
     def bind(self, args: tuple[Any, ...], kwargs: Mapping[str, Any]) -> dict[str, Any]:
         """Map a direct call's positional and keyword arguments to parameter names."""
