@@ -11,15 +11,12 @@ import math
 import re
 import sys
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pydantic
 
 from ._errors import ErrorKind, ToolExecutionError
 from ._problem_text import field_path
-
-if TYPE_CHECKING:
-    pass
 
 _NULLISH = frozenset({"", "null"})
 

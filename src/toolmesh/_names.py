@@ -310,17 +310,14 @@ class NamePolicy:
                 result[wire] = name
                 used.add(name)
                 continue
+            owner = taken[name] if name in taken else describe_mcp_tool(server, first)
             if not self.dedupe:
                 hint = self._hint(server, wire, prefix)
-                if name in taken:
-                    existing = taken[name]
-                else:
-                    existing = describe_mcp_tool(server, first)
+                if name not in taken:
                     hint = f"{self._why_both(server, first, wire, name, aliases or {})} {hint}"
-                raise NameCollisionError(name, existing, describe_mcp_tool(server, wire), hint)
+                raise NameCollisionError(name, owner, describe_mcp_tool(server, wire), hint)
             result[wire] = self._suffixed(name, taken, claimed, used)
             used.add(result[wire])
-            owner = taken[name] if name in taken else describe_mcp_tool(server, first)
             _logger.warning(
                 "%s is named %r: %r is taken by %s (NamePolicy(dedupe=True))",
                 describe_mcp_tool(server, wire),

@@ -132,8 +132,7 @@ class NativeTool(Generic[P, T]):
                     problem = _arguments.unsendable(arguments, wire=False)
                     if problem is not None:
                         raise _arguments.invalid_arguments(self.name, problem + ".", self.parameters)
-                # validation never mutates its input: a dict needs no copy
-                return self._validator.validate_python(arguments if type(arguments) is dict else dict(arguments))[0]
+                return self.validate_call((), arguments)
         except pydantic.ValidationError as exc:
             raise _arguments.from_validation_error(self.name, exc, arguments, self.parameters) from None
         raise _arguments.not_an_object(self.name, arguments, self.parameters)
@@ -148,7 +147,7 @@ class NativeTool(Generic[P, T]):
             ToolExecutionError: kind ``invalid_arguments``, as ``validate``.
         """
         data = self.bind(args, kwargs) if args else kwargs
-        try:
+        try:  # validation never mutates its input: a dict needs no copy
             return self._validator.validate_python(data if type(data) is dict else dict(data))[0]
         except pydantic.ValidationError as exc:
             raise _arguments.from_validation_error(self.name, exc, data, self.parameters) from None

@@ -38,9 +38,11 @@ def _branch_problems(error: jsonschema.exceptions.ValidationError, root: str) ->
         value = sub.validator_value
         types.extend(str(kind) for kind in (value if isinstance(value, list) else [value]) if str(kind) not in types)
     message = f"{error.instance!r} is not of type {' or '.join(repr(kind) for kind in types)}"
-    if len(message) > MAX_PROBLEM_CHARS:
-        message = message[:MAX_PROBLEM_CHARS] + "..."
-    return [f"{field_path(here, root)}: {message}"]
+    return [f"{field_path(here, root)}: {_cut(message)}"]
+
+
+def _cut(message: str) -> str:
+    return message if len(message) <= MAX_PROBLEM_CHARS else message[:MAX_PROBLEM_CHARS] + "..."
 
 
 def field_path(loc: Iterable[int | str], root: str = "(arguments)") -> str:
@@ -88,8 +90,5 @@ def schema_problems(errors: Iterable[jsonschema.exceptions.ValidationError], roo
                 f"{field_path((*path, name), root)}: unknown field" for name in instance if name not in known
             )
             continue
-        message = error.message
-        if len(message) > MAX_PROBLEM_CHARS:
-            message = message[:MAX_PROBLEM_CHARS] + "..."
-        problems.append(f"{field_path(path, root)}: {message}")
+        problems.append(f"{field_path(path, root)}: {_cut(error.message)}")
     return problems

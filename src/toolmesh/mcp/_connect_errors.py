@@ -88,17 +88,18 @@ def connect_error(
         hint = f"{detail} while {stage}; the server itself reported this error"
     elif isinstance(leaf, OSError) and spec.transport == "stdio":
         hint = f"could not start {spec.command!r} ({type(leaf).__name__}: {leaf}); check the command and its args"
-    elif spec.transport == "http" and _untrusted_certificate(leaf) and "mismatch" in str(leaf):
-        hint = (
-            f"{detail} while {stage}: the server's TLS certificate is for another name; connect with a name "
-            "the certificate was issued for"
-        )
     elif spec.transport == "http" and _untrusted_certificate(leaf):
-        hint = (
-            f"{detail} while {stage}: the server's TLS certificate is not trusted; if it comes from a private CA, "
-            "set SSL_CERT_FILE to a bundle that holds that CA (and the public ones: it replaces the system's), "
-            "then connect again"
-        )
+        if "mismatch" in str(leaf):  # OpenSSL's "Hostname mismatch" / "IP address mismatch"
+            hint = (
+                f"{detail} while {stage}: the server's TLS certificate is for another name; connect with a name "
+                "the certificate was issued for"
+            )
+        else:
+            hint = (
+                f"{detail} while {stage}: the server's TLS certificate is not trusted; if it comes from a private "
+                "CA, set SSL_CERT_FILE to a bundle that holds that CA (and the public ones: it replaces the "
+                "system's), then connect again"
+            )
     elif spec.transport == "http":
         hint = f"{detail} while {stage}; check that the URL is right and the server is running"
     elif spec.transport == "stdio":
