@@ -18,7 +18,7 @@ from gateway_demo import serve_and_call
 from tools import registry
 
 from toolmesh import McpServer, ToolContext
-from toolmesh._cli import catalog_table, result_table
+from toolmesh._cli.render import catalog_table, result_table
 
 HERE = Path(__file__).resolve().parent
 NOTES = McpServer.stdio("notes", sys.executable, [str(HERE / "notes_server.py")], timeout=30, call_timeout=20)

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from toolmesh._cli import app
+from toolmesh._cli.main import app
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE = "examples/tools.py:registry"

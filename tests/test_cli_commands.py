@@ -12,8 +12,8 @@ from rich.console import Console
 from typer.testing import CliRunner, Result
 
 from _servers import DEMO
-from toolmesh import _cli as cli
-from toolmesh._cli import app
+from toolmesh._cli import catalog as cli
+from toolmesh._cli.main import app
 
 DEMO_TOOLS = 16
 

@@ -72,7 +72,7 @@ def test_a_second_ctrl_c_kills_the_server_group(tmp_path: Path) -> None:
         encoding="utf-8",
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-    command = [sys.executable, "-c", "from toolmesh._cli import main; main()"]
+    command = [sys.executable, "-c", "from toolmesh._cli.main import main; main()"]
     cli = subprocess.Popen(
         [*command, "call", "stubborn__slow", '{"seconds": 600}', "-c", str(config)],
         stdout=subprocess.PIPE,

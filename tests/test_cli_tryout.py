@@ -15,11 +15,11 @@ from typing import Any
 from typer.testing import CliRunner, Result
 
 from _servers import DEMO, ROOT
-from toolmesh._cli import app
+from toolmesh._cli.main import app
 
 _WAIT = 60.0
 BROKEN = {"command": "/nonexistent/toolmesh-test-server"}
-CLI = [sys.executable, "-c", "from toolmesh._cli import main; main()"]
+CLI = [sys.executable, "-c", "from toolmesh._cli.main import main; main()"]
 LONG = "summarize_the_quarterly_financial_statements_for_the_board"
 
 
@@ -55,7 +55,7 @@ def _alive(pid: int) -> bool:
 def test_export_without_the_providers_package_exits_2_before_any_server_starts(tmp_path: Path) -> None:
     marker = tmp_path / "started"
     config = _config(tmp_path, {"m": {"command": sys.executable, "args": ["-c", f"open({str(marker)!r}, 'w')"]}})
-    blocked = "import sys; sys.modules['google.genai'] = None; from toolmesh._cli import main; main()"
+    blocked = "import sys; sys.modules['google.genai'] = None; from toolmesh._cli.main import main; main()"
     done = subprocess.run(
         [sys.executable, "-c", blocked, "export", "--provider", "gemini", "-c", config],
         capture_output=True,

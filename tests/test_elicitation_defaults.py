@@ -9,7 +9,7 @@ import mcp_types
 
 from _servers import FIXTURES, fixture_server
 from toolmesh import ElicitationRequest, McpServer, ToolRegistry
-from toolmesh.mcp._elicit_defaults import form_defaults, with_form_defaults
+from toolmesh._context.forms import form_defaults, with_form_defaults
 
 SCHEMA = {
     "type": "object",

@@ -7,7 +7,7 @@ import inspect
 import pkgutil
 
 import toolmesh
-from toolmesh import _errors as errors
+from toolmesh._core import errors
 
 
 def _modules() -> list[str]:

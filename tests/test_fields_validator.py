@@ -9,7 +9,7 @@ import pydantic
 import pytest
 
 from toolmesh import ErrorKind, Text, ToolExecutionError, ToolOutput, ToolRegistry, tool
-from toolmesh._function_schema import fields_validator, function_schema
+from toolmesh._rows.function_schema import fields_validator, function_schema
 
 
 class Colour(enum.Enum):

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from toolmesh._cli import app
-from toolmesh._cli_serve import BUNDLED_CONFIG, config_path
+from toolmesh._cli.main import app
+from toolmesh._cli.serve import BUNDLED_CONFIG, config_path
 
 ROOT = Path(__file__).resolve().parents[1]
 EXAMPLES = ROOT / "examples"

@@ -11,7 +11,7 @@ import pytest
 
 from toolmesh import ServerConfigError, ToolAnnotations, ToolCapabilities, ToolRegistry
 from toolmesh.gateway import GatewayConfig, Profile
-from toolmesh.gateway._catalog_view import row_rules
+from toolmesh.gateway._shared.catalog_view import row_rules
 from toolmesh.mcp import McpServer
 from toolmesh.policy import AllowServers, DenyAnnotated, DenyServers, DenyTools
 

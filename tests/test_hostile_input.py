@@ -36,7 +36,7 @@ from toolmesh import (
     tool,
 )
 from toolmesh.mcp import McpServer
-from toolmesh.mcp._catalog import build_rows, discover_tools
+from toolmesh.mcp._client.tool_listing import build_rows, discover_tools
 from toolmesh.providers import anthropic, gemini, openai, openai_responses
 
 # -- strategies ---------------------------------------------------------------------

@@ -19,15 +19,15 @@ from toolmesh import (
     ToolResult,
     to_output,
 )
-from toolmesh._execution import DispatchSettings, call_timeout
-from toolmesh._hot_path import (
+from toolmesh._core.result import new_result
+from toolmesh._core.slots import (
     DERIVED,
     derive_on_first_read,
     global_tracer_provider,
     one_block_constructor,
     slot_constructor,
 )
-from toolmesh._result import new_result
+from toolmesh._dispatch.execution import DispatchSettings, call_timeout
 
 
 def test_new_result_is_the_same_result_as_the_dataclass_constructor() -> None:

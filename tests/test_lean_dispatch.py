@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from toolmesh import Disposition, ErrorKind, Json, ToolContext, ToolExecutionError, ToolRegistry, ToolResult, tool
-from toolmesh._hot_path import slot_constructor
+from toolmesh._core.slots import slot_constructor
 
 
 @tool

@@ -28,6 +28,7 @@ from toolmesh import (
     ToolRegistry,
 )
 from toolmesh.mcp import MCP_ARGUMENTS, MCP_META, MCP_RESULT, MCP_SERVER_LABEL, MCP_WIRE_NAME
+from toolmesh.providers.openai_responses import mcp_call_item
 
 TRANSPORTS = ["demo", "web"]
 """Row prefixes: ``demo`` is the stdio server, ``web`` the Streamable HTTP one."""
@@ -294,7 +295,7 @@ async def test_mcp_call_item_matches_openai(registry: ToolRegistry, server: str)
     from openai.types.responses.response_output_item import McpCall
 
     ok = await registry.dispatch(f"{server}__add", '{"a": 1, "b": 2}', ToolContext(call_id="mcp_1"))
-    item = ok.to_mcp_call_item()
+    item = mcp_call_item(ok)
     assert item == {
         "type": "mcp_call",
         "id": "mcp_1",
@@ -308,14 +309,14 @@ async def test_mcp_call_item_matches_openai(registry: ToolRegistry, server: str)
     McpCall.model_validate(item)
 
     failed = await registry.dispatch(f"{server}__fail", {"reason": "no"}, ToolContext(call_id="mcp_2"))
-    item = failed.to_mcp_call_item()
+    item = mcp_call_item(failed)
     assert item["status"] == "failed" and item["output"] is None
     assert item["error"]["type"] == "mcp_tool_execution_error"
     assert item["error"]["content"][0]["type"] == "text" and "no" in item["error"]["content"][0]["text"]
     assert McpCall.model_validate(item).error is not None
 
     refused = await registry.dispatch(f"{server}__add", "[1, 2]", ToolContext(call_id="mcp_3"))
-    item = refused.to_mcp_call_item()
+    item = mcp_call_item(refused)
     assert (item["server_label"], item["name"], item["arguments"], item["status"]) == (
         server,
         "add",
@@ -325,7 +326,7 @@ async def test_mcp_call_item_matches_openai(registry: ToolRegistry, server: str)
     McpCall.model_validate(item)
 
     protocol = await registry.dispatch(f"{server}__protocol_error", {"code": -32603, "message": "x"})
-    item = protocol.to_mcp_call_item()
+    item = mcp_call_item(protocol)
     assert item["error"] == {"type": "mcp_protocol_error", "code": -32603, "message": protocol.error.model_feedback}
     McpCall.model_validate(item)
 
@@ -339,6 +340,6 @@ async def test_mcp_call_item_needs_an_mcp_result() -> None:
     registry.register_dynamic("dyn", {"type": "object"}, handler)
     result = await registry.dispatch("dyn")
     with pytest.raises(ValueError, match="server_label"):
-        result.to_mcp_call_item()
-    item = result.to_mcp_call_item(server_label="local", name="dyn", arguments="{}")
+        mcp_call_item(result)
+    item = mcp_call_item(result, server_label="local", name="dyn", arguments="{}")
     assert (item["server_label"], item["name"], item["output"]) == ("local", "dyn", "x")

@@ -542,7 +542,7 @@ def test_unknown_key_names_the_server_and_the_key(tmp_path: Path) -> None:
     text = str(info.value)
     assert text.startswith(
         f"{path}: MCP server 'fs': key 'comand': unknown key. "
-        "Did you mean 'command'? Otherwise remove it; known keys are "
+        "Did you mean 'command'? Otherwise remove it; known keys here are "
     )
     assert "'command'" in text and "'callTimeout'" in text
     assert info.value.origin == str(path)

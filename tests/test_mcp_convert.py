@@ -1,4 +1,4 @@
-"""mcp_types <-> toolmesh conversions (toolmesh.mcp._convert), on the SDK's own wire types."""
+"""mcp_types <-> toolmesh conversions (toolmesh._rows.mcp_convert), on the SDK's own wire types."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import mcp_types as t
 import pytest
 
 from toolmesh import Audio, EmbeddedResource, Image, Json, ResourceLink, TaskSupport, Text
-from toolmesh._output import presentation_of
-from toolmesh.mcp._convert import (
+from toolmesh._core.output import presentation_of
+from toolmesh._rows.mcp_convert import (
     call_result_to_output,
     error_text,
     resource_contents_to_blocks,

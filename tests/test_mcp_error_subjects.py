@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from toolmesh.mcp._errors import map_error
+from toolmesh.mcp._client.errors import map_error
 
 
 @pytest.mark.parametrize(

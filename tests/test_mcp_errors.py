@@ -1,4 +1,4 @@
-"""The one place that maps SDK, anyio and httpx2 exceptions to ErrorKinds (toolmesh.mcp._errors)."""
+"""The one place that maps SDK, anyio and httpx2 exceptions to ErrorKinds (toolmesh.mcp._client.errors)."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ from mcp.client.subscriptions import ListenNotSupportedError, SubscriptionLost
 from mcp.shared.exceptions import MCPError, NoBackChannelError, UrlElicitationRequiredError
 
 from toolmesh import ErrorKind, ToolExecutionError
-from toolmesh.mcp._errors import MAPPED_EXCEPTIONS, classify, map_error
+from toolmesh.mcp._client.errors import MAPPED_EXCEPTIONS, classify, map_error
 
 _REQUEST = httpx2.Request("POST", "http://127.0.0.1:1/mcp")
 

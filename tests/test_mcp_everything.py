@@ -26,6 +26,7 @@ from toolmesh import (
     ToolRegistry,
 )
 from toolmesh.mcp import MCP_TASK_ID
+from toolmesh.providers.openai_responses import mcp_call_item
 
 
 def test_server_everything_is_installed() -> None:
@@ -126,7 +127,7 @@ async def test_get_sum_with_bad_arguments_is_an_error_the_model_can_read(registr
     assert result.error is not None and result.error.kind is ErrorKind.INVALID_ARGUMENTS
     assert "a: 'one' is not of type 'number'" in result.error.model_feedback
     assert result.mcp_result is None  # nothing was sent
-    item = result.to_mcp_call_item()
+    item = mcp_call_item(result)
     assert item["name"] == "get-sum" and item["error"]["type"] == "mcp_protocol_error"
     assert item["error"]["code"] == -32602
     good = await registry.dispatch("ev__get-sum", {"a": 1, "b": 2})

@@ -44,6 +44,7 @@ from toolmesh import (
     tool,
 )
 from toolmesh.mcp import MCP_SERVER_LABEL, McpServer
+from toolmesh.providers.openai_responses import mcp_call_item
 
 SPECIAL = {
     "FIXTURE_WEIRD_NAMES": "1",
@@ -511,7 +512,7 @@ async def test_http_error_statuses_are_named() -> None:
         throttled = await registry.dispatch("guarded__throttled")
         assert throttled.error is not None and throttled.error.kind is ErrorKind.RATE_LIMITED
         assert throttled.error.http_status == 429 and throttled.error.retryable
-        item = throttled.to_mcp_call_item()
+        item = mcp_call_item(throttled)
         assert item["error"]["type"] == "http_error" and item["error"]["code"] == 429
         assert (await registry.dispatch("guarded__echo", {"text": "ok"})).ok  # the session is fine
 

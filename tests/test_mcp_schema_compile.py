@@ -1,4 +1,4 @@
-"""Compiling server schemas (toolmesh.mcp._schema): unusable schemas, RE2 patterns, the fast path."""
+"""Compiling server schemas (toolmesh._core.schema): unusable schemas, RE2 patterns, the fast path."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from toolmesh.mcp._schema import compile_schema
+from toolmesh._core.schema import compile_schema
 
 REDOS = "^(a+)+$"
 

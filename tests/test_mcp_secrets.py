@@ -22,8 +22,10 @@ from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanE
 from _mcp import lowlevel_stdio
 from _servers import FIXTURES, ServerURL, http_server, stdio_params
 from toolmesh import ServerConnectionError, ToolRegistry, ToolResult
-from toolmesh.mcp import McpServer, _session
-from toolmesh.mcp._secrets import LOG_GUARD, MIN_SECRET_CHARS, Secrets
+from toolmesh.mcp import McpServer
+from toolmesh.mcp._client import session as _session
+from toolmesh.mcp._spec.secrets import LOG_GUARD, MIN_SECRET_CHARS, Secrets
+from toolmesh.providers.openai_responses import mcp_call_item
 
 ECHO = FIXTURES / "echo_server.py"
 HEADER_TOKEN = "hdr-Token-7f3a9c1e5b"
@@ -147,7 +149,7 @@ async def test_http_echoed_secrets_never_reach_results_errors_logs_or_spans(capl
         assert '"authorization": "***"' in texts[0] or '"authorization":"***"' in texts[0], name
         assert "/t/***/mcp?key=***" in texts[0], name
     assert results["reveal_structured"].output.structured["headers"]["authorization"] == "***"
-    item = results["reveal_error"].to_mcp_call_item()
+    item = mcp_call_item(results["reveal_error"])
     assert not leaks(repr(item), SECRETS)
     assert "HTTP Request" in caplog.text  # httpx2 logged every request's URL, masked
     assert not leaks(caplog.text, SECRETS)

@@ -15,8 +15,9 @@ from mcp import Client
 
 from _servers import FIXTURES, fixture_server
 from toolmesh import ErrorKind, TaskSupport, Text, ToolContext, ToolRegistry, tool
-from toolmesh.mcp import MCP_RESULT, MCP_SERVER_LABEL, MCP_TASK_ID, MCP_WIRE_NAME, McpServer, _tasks
-from toolmesh.mcp._tasks import TasksExtension
+from toolmesh.mcp import MCP_RESULT, MCP_SERVER_LABEL, MCP_TASK_ID, MCP_WIRE_NAME, McpServer
+from toolmesh.mcp._client import tasks as _tasks
+from toolmesh.mcp._client.tasks import TasksExtension
 from toolmesh.providers import anthropic, openai
 
 TASKS = FIXTURES / "task_server.py"

@@ -16,8 +16,8 @@ from mcp import Client
 from pydantic import ValidationError
 
 from _servers import FIXTURES, fixture_server
-from toolmesh.mcp import _tasks
-from toolmesh.mcp._tasks import TasksExtension
+from toolmesh.mcp._client import tasks as _tasks
+from toolmesh.mcp._client.tasks import TasksExtension
 
 TASKS = FIXTURES / "task_server.py"
 

@@ -9,9 +9,9 @@ import pytest
 
 from _servers import FIXTURES, stdio_params
 from toolmesh import EmbeddedResource, Json, McpEntry, Text, ToolOutput, ToolRegistry, tool
-from toolmesh._output import truncate_presentation
+from toolmesh._core.output import truncate_presentation
 from toolmesh.mcp import McpServer, ServerConfigError
-from toolmesh.mcp._config import DEFAULT_MAX_PRESENTATION_CHARS
+from toolmesh.mcp._spec.defaults import DEFAULT_MAX_PRESENTATION_CHARS
 
 ECHO = FIXTURES / "echo_server.py"
 NOTE = re.compile(r"\n\[truncated: ([\d,]+) of ([\d,]+) characters not shown; the full output was kept for the host\]$")

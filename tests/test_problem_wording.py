@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from toolmesh import ToolRegistry
-from toolmesh.mcp._schema import compile_schema
+from toolmesh._core.schema import compile_schema
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -8,7 +8,8 @@ import anyio
 import pytest
 
 from _mcp import lowlevel_in_process
-from toolmesh import CatalogChange, McpEntry, ToolRegistry, _entries
+from toolmesh import CatalogChange, McpEntry, ToolRegistry
+from toolmesh._rows import rows as _entries
 
 TOOLS = {"FIXTURE_MANY_TOOLS": "40", "FIXTURE_MUTATE_SILENT": "1"}
 
@@ -73,7 +74,7 @@ async def test_schemas_compile_at_a_rows_first_call_once(monkeypatch: pytest.Mon
 async def test_discovery_leaves_definitions_and_capabilities_to_their_first_read(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from toolmesh.mcp import _convert
+    from toolmesh._rows import mcp_convert as _convert
 
     made: list[tuple[str, str]] = []
     definition, capabilities = _convert.tool_definition, _convert.tool_capabilities
@@ -105,7 +106,7 @@ async def test_discovery_leaves_definitions_and_capabilities_to_their_first_read
 async def test_rows_built_at_discovery_equal_the_dataclass_constructors() -> None:
     """Discovery builds rows field by field (``slot_constructor``): the same rows as keyword construction."""
     from toolmesh import ToolCapabilities, ToolDefinition
-    from toolmesh.mcp._convert import tool_capabilities, tool_title
+    from toolmesh._rows.mcp_convert import tool_capabilities, tool_title
 
     async with ToolRegistry() as registry:
         with anyio.fail_after(60):
@@ -146,7 +147,7 @@ def test_a_rows_capabilities_follow_the_protocol_it_was_listed_on_whenever_they_
 
     from toolmesh import NamePolicy, TaskSupport
     from toolmesh.mcp import McpServer
-    from toolmesh.mcp._catalog import build_rows
+    from toolmesh.mcp._client.tool_listing import build_rows
 
     class Session:  # only its protocol version is read; nothing is called
         protocol_version = "2026-07-28"

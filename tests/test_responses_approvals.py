@@ -9,7 +9,7 @@ import openai
 import pytest
 
 from _responses import Reply, calc_server, mcp_tool, scene, strict_response
-from toolmesh.gateway._responses_approvals import Approvals
+from toolmesh.gateway._responses.approvals import Approvals
 
 
 def _declared(url: str, **fields: Any) -> dict[str, Any]:

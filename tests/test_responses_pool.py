@@ -10,7 +10,7 @@ import anyio
 from _mcp import wait_until
 from _responses import Reply, ScriptedUpstream, calc_server, mcp_tool, responses_gateway, serve_asgi
 from toolmesh import McpServer
-from toolmesh.gateway._responses_pool import ServerPool
+from toolmesh.gateway._responses.pool import ServerPool
 
 
 class Recorder:

@@ -30,7 +30,7 @@ from toolmesh.gateway import (
     ResponsesEndpoint,
     ResponsesSettings,
 )
-from toolmesh.gateway._responses_settings import settings_from_config
+from toolmesh.gateway._responses.settings import settings_from_config
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
 TOKEN = "responses-test-token-0123456789"

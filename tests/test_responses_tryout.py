@@ -17,16 +17,16 @@ import pytest
 from _responses import Reply, ScriptedUpstream, mcp_tool, responses_gateway, scene, serve_asgi
 from _servers import ROOT, free_port
 from toolmesh import ToolRegistry, tool
-from toolmesh._errors import ConfigurationError
+from toolmesh._core.errors import ConfigurationError
 from toolmesh.gateway import GatewayConfig, ResponsesSettings
-from toolmesh.gateway._responses_request import RequestError
-from toolmesh.gateway._responses_settings import settings_from_config
-from toolmesh.gateway._responses_urls import UrlPolicy
+from toolmesh.gateway._responses.request import RequestError
+from toolmesh.gateway._responses.settings import settings_from_config
+from toolmesh.gateway._responses.urls import UrlPolicy
 
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
 NO_OPENAI = (
     "import sys; sys.modules['openai'] = None; sys.argv = ['toolmesh', *sys.argv[1:]]; "
-    "from toolmesh._cli import main; main()"
+    "from toolmesh._cli.main import main; main()"
 )
 
 

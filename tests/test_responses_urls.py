@@ -14,8 +14,8 @@ from starlette.responses import JSONResponse, RedirectResponse
 from starlette.routing import Route
 
 from _responses import Reply, calc_server, mcp_tool, scene, serve_asgi, strict_response
-from toolmesh.gateway._responses_request import RequestError
-from toolmesh.gateway._responses_urls import CheckedUrl, PinnedAddress, UrlPolicy
+from toolmesh.gateway._responses.request import RequestError
+from toolmesh.gateway._responses.urls import CheckedUrl, PinnedAddress, UrlPolicy
 
 
 async def _refusal(policy: UrlPolicy, url: str) -> str:

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from toolmesh import NativeTool, ToolCapabilities, ToolContext, ToolOptions, ToolRegistry, tool
-from toolmesh._function_schema import function_schema
+from toolmesh._rows.function_schema import function_schema
 
 
 async def lookup(city: str, ctx: ToolContext[Any], days: int = 1) -> dict[str, int]:

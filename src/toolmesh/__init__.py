@@ -4,10 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._calls import ToolCall
-from ._capabilities import IoMode, TaskSupport, ToolAnnotations, ToolCapabilities
-from ._changes import CatalogChange
-from ._context import (
+from toolmesh._context.context import (
     ElicitationCallback,
     ElicitationRequest,
     FromContext,
@@ -19,9 +16,10 @@ from ._context import (
     SamplingRequest,
     ToolContext,
 )
-from ._definition import ToolDefinition
-from ._entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
-from ._errors import (
+from toolmesh._core.calls import ToolCall
+from toolmesh._core.capabilities import IoMode, TaskSupport, ToolAnnotations, ToolCapabilities
+from toolmesh._core.definition import ToolDefinition
+from toolmesh._core.errors import (
     ConfigurationError,
     DynamicSchemaError,
     ErrorKind,
@@ -36,7 +34,21 @@ from ._errors import (
     UnsupportedContentError,
     UnsupportedToolError,
 )
-from ._events import (
+from toolmesh._core.names import PROVIDER_RULES, NamePolicy, NameRule
+from toolmesh._core.output import (
+    Audio,
+    ContentBlock,
+    EmbeddedResource,
+    Image,
+    Json,
+    ResourceLink,
+    Text,
+    ToolOutput,
+    to_output,
+)
+from toolmesh._core.result import Disposition, ToolResult
+from toolmesh._dispatch.changes import CatalogChange
+from toolmesh._dispatch.events import (
     ElicitationEvent,
     LogEvent,
     PartialEvent,
@@ -45,14 +57,13 @@ from ._events import (
     SamplingEvent,
     ToolEvent,
 )
-from ._names import PROVIDER_RULES, NamePolicy, NameRule
-from ._native import NativeTool, ToolOptions, tool
-from ._output import Audio, ContentBlock, EmbeddedResource, Image, Json, ResourceLink, Text, ToolOutput, to_output
-from ._registry import ToolRegistry
-from ._result import Disposition, ToolResult
-from ._snapshot import ToolSnapshot
-from ._stream import ToolStream
-from ._turn import CompletedCall, TurnResult, TurnStream, run_tool_calls, stream_tool_calls
+from toolmesh._dispatch.registry import ToolRegistry
+from toolmesh._dispatch.snapshot import ToolSnapshot
+from toolmesh._dispatch.stream import ToolStream
+from toolmesh._dispatch.turn import CompletedCall, TurnResult, TurnStream, run_tool_calls, stream_tool_calls
+from toolmesh._rows.native import NativeTool, ToolOptions, tool
+from toolmesh._rows.rows import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
+
 from .hooks import (
     Defer,
     Fail,
@@ -166,16 +177,13 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from .mcp._connection import ConnectionState, McpConnection
-
-_LAZY = {"ConnectionState": "toolmesh.mcp._connection", "McpConnection": "toolmesh.mcp._connection"}
+    from toolmesh.mcp._client.connection import ConnectionState, McpConnection
 
 
 def __getattr__(name: str) -> Any:
-    """``McpConnection`` and ``ConnectionState`` load the MCP client SDK (slow): import them on use."""
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'toolmesh' has no attribute {name!r}")
-    from importlib import import_module
+    """``McpConnection`` and ``ConnectionState`` load the MCP client SDK (slow): imported on use."""
+    from . import mcp
 
-    return getattr(import_module(module), name)
+    if name in mcp.LAZY_NAMES:
+        return getattr(mcp, name)
+    raise AttributeError(f"module 'toolmesh' has no attribute {name!r}")

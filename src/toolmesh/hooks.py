@@ -22,8 +22,8 @@ manager held while the tool runs (``ConcurrencyLimit`` uses it to hold a slot).
 
 from __future__ import annotations
 
-from ._errors import HookError
-from ._hook_actions import (
+from toolmesh._core.errors import HookError
+from toolmesh._hooks.actions import (
     Defer,
     Fail,
     Hook,
@@ -41,7 +41,7 @@ from ._hook_actions import (
     ToolCallAction,
     ToolResultAction,
 )
-from ._hook_stack import CallDecision, HookStack, InvalidDecision, ResultDecision
+from toolmesh._hooks.stack import CallDecision, HookStack, InvalidDecision, ResultDecision
 
 __all__ = [
     "CallDecision",

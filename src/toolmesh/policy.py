@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any
 
-from ._calls import ToolCall
-from ._context import ToolContext
-from ._entries import Entry
-from ._hook_actions import PROCEED, Hook, Refuse, ToolCallAction
-from ._policy_limits import ArgumentSizeLimit, ConcurrencyLimit, RateLimit
-from ._policy_pinning import DefinitionPinning, definition_digest
-from ._policy_rules import AllowServers, AllowTools, DenyAnnotated, DenyServers, DenyTools, DenyWhere
+from toolmesh._context.context import ToolContext
+from toolmesh._core.calls import ToolCall
+from toolmesh._hooks.actions import PROCEED, Hook, Refuse, ToolCallAction
+from toolmesh._policy.limits import ArgumentSizeLimit, ConcurrencyLimit, RateLimit
+from toolmesh._policy.pinning import DefinitionPinning, definition_digest
+from toolmesh._policy.rules import AllowServers, AllowTools, DenyAnnotated, DenyServers, DenyTools, DenyWhere
+from toolmesh._rows.rows import Entry
 
 __all__ = [
     "AllowServers",

@@ -172,7 +172,7 @@ async def test_an_unencodable_message_fails_only_its_call_and_not_the_one_in_fli
 
 
 async def test_sdk_stdio_still_needs_replacing() -> None:
-    """toolmesh.mcp._stdio replaces the SDK's stdio reader because one bad byte hangs it.
+    """toolmesh.mcp._client.stdio replaces the SDK's stdio reader because one bad byte hangs it.
 
     When this test fails, the SDK reports a bad byte by itself: drop ``_stdio`` and use
     ``mcp.client.stdio.stdio_client`` again.
@@ -188,6 +188,6 @@ async def test_sdk_stdio_still_needs_replacing() -> None:
             with anyio.move_on_after(3) as scope:
                 await client.call_tool("bad_byte", {})
             hung = scope.cancelled_caught
-    assert hung, "the SDK's stdio client no longer hangs on a byte that is not UTF-8: retire toolmesh.mcp._stdio"
+    assert hung, "the SDK's stdio client no longer hangs on a byte that is not UTF-8: retire toolmesh.mcp._client.stdio"
     assert caught.value.subgroup(UnicodeDecodeError) is not None
     assert child_pids() - before == set()

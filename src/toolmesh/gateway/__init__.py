@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from ._config import GatewayConfig, ServeSettings
-from ._gateway import McpGateway
-from ._http import BearerToken, HttpSettings
-from ._profiles import DEFAULT_PROFILE, Profile
-from ._responses_settings import ResponsesSettings
-from ._tokens import TokenSource
+from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
+from toolmesh.gateway._config.http_settings import BearerToken, HttpSettings
+from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, Profile
+from toolmesh.gateway._config.tokens import TokenSource
+from toolmesh.gateway._mcp_face.gateway import McpGateway
+from toolmesh.gateway._responses.settings import ResponsesSettings
 
 __all__ = [
     "DEFAULT_PROFILE",
@@ -35,15 +35,15 @@ __all__ = [
 ]
 
 if TYPE_CHECKING:
-    from ._responses_app import ResponsesEndpoint
-    from ._responses_app import mount as mount_responses
+    from toolmesh.gateway._responses.app import ResponsesEndpoint
+    from toolmesh.gateway._responses.app import mount as mount_responses
 
 
 def __getattr__(name: str) -> Any:
     """``ResponsesEndpoint`` and ``mount_responses`` need the ``openai`` package (the ``responses`` extra):
     imported on use, so the MCP face works without it."""
     if name in ("ResponsesEndpoint", "mount_responses"):
-        from . import _responses_app
+        from toolmesh.gateway._responses import app as _responses_app
 
         return getattr(_responses_app, "mount" if name == "mount_responses" else name)
     raise AttributeError(f"module 'toolmesh.gateway' has no attribute {name!r}")

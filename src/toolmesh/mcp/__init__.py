@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .._errors import ServerConfigError
-from .._metadata import (
+from toolmesh._core.errors import ServerConfigError
+from toolmesh._core.metadata import (
     MCP_ARGUMENTS,
     MCP_ASKED,
     MCP_META,
@@ -14,11 +14,11 @@ from .._metadata import (
     MCP_TASK_ID,
     MCP_WIRE_NAME,
 )
-from ._config import McpServer, McpServerOptions
-from ._hosts import check_allowed_hosts, redact_url
+from toolmesh.mcp._spec.hosts import check_allowed_hosts, redact_url
+from toolmesh.mcp._spec.server import McpServer, McpServerOptions
 
 if TYPE_CHECKING:
-    from ._connection import ConnectionState, McpConnection
+    from toolmesh.mcp._client.connection import ConnectionState, McpConnection
 
 __all__ = [
     "MCP_ARGUMENTS",
@@ -37,14 +37,13 @@ __all__ = [
     "redact_url",
 ]
 
-_LAZY = {"ConnectionState": "_connection", "McpConnection": "_connection"}
-"""Names whose modules import the MCP SDK's client (~0.4 s): loaded on first use only."""
+LAZY_NAMES = frozenset({"ConnectionState", "McpConnection"})
+"""Names whose module imports the MCP SDK's client (~0.4 s): loaded on first use only."""
 
 
 def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
+    if name not in LAZY_NAMES:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    from importlib import import_module
+    from ._client import connection
 
-    return getattr(import_module(f"{__name__}.{module}"), name)
+    return getattr(connection, name)

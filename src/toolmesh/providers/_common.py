@@ -13,13 +13,14 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal, TypeAlias
 
-from .._calls import ToolCall
-from .._definition import ToolDefinition
-from .._entries import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
-from .._errors import UnsupportedContentError, UnsupportedToolError
-from .._names import PROVIDER_RULES
-from .._output import Audio, ContentBlock, EmbeddedResource, Image, Json, ToolOutput
-from .._result import Disposition, ToolResult
+from toolmesh._core.calls import ToolCall
+from toolmesh._core.definition import ToolDefinition
+from toolmesh._core.errors import UnsupportedContentError, UnsupportedToolError
+from toolmesh._core.names import PROVIDER_RULES
+from toolmesh._core.output import Audio, ContentBlock, EmbeddedResource, Image, Json, ToolOutput
+from toolmesh._core.problems import json_type
+from toolmesh._core.result import Disposition, ToolResult
+from toolmesh._rows.rows import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
 
 __all__ = [
     "MediaPart",
@@ -213,13 +214,9 @@ def entries(container: object, field: str, *, api: str) -> Sequence[object]:
         "A response from %s is malformed: its %r field is not a list (got %s); no tool calls were read from it",
         api,
         field,
-        _kind(value),
+        json_type(value),
     )
     return ()
-
-
-def _kind(value: object) -> str:
-    return "null" if value is None else type(value).__name__
 
 
 def malformed_call(entry: object, *, provider: str, index: int) -> ToolCall:
@@ -229,7 +226,7 @@ def malformed_call(entry: object, *, provider: str, index: int) -> ToolCall:
     through the invalid-call path rather than dropped; its name is ``""``.
     """
     problem = (
-        f"tool call {index} is not an object (got {_kind(entry)}); "
+        f"tool call {index} is not an object (got {json_type(entry)}); "
         "a tool call is an object with an id, a name and arguments"
     )
     return ToolCall(generated_id(provider, index, "", ""), "", "", problem)

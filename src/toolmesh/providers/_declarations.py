@@ -29,9 +29,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any, NoReturn, TypeVar
 
-from .._definition import ToolDefinition
-from .._entries import DynamicEntry, HostedEntry, McpEntry, NativeEntry
-from .._errors import UnsupportedToolError
+from toolmesh._core.definition import ToolDefinition
+from toolmesh._core.errors import UnsupportedToolError
+from toolmesh._rows.rows import DynamicEntry, HostedEntry, McpEntry, NativeEntry
+
 from ._common import InvalidNames, ToolSource, collect, declares, name_problem
 
 __all__ = ["FrozenDict", "FrozenList", "copy_top", "declarations", "freeze"]

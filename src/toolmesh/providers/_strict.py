@@ -21,7 +21,8 @@ import logging
 from collections.abc import Mapping
 from typing import Any
 
-from .._arguments import decode_json
+from toolmesh._core.arguments import decode_json
+
 from ._common import plain
 
 __all__ = ["drop_optional_nulls", "repair_arguments", "strict_parameters"]

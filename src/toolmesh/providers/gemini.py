@@ -25,10 +25,11 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from .._calls import ToolCall
-from .._definition import ToolDefinition
-from .._entries import HostedEntry
-from .._result import ToolResult
+from toolmesh._core.calls import ToolCall
+from toolmesh._core.definition import ToolDefinition
+from toolmesh._core.result import ToolResult
+from toolmesh._rows.rows import HostedEntry
+
 from ._common import (
     InvalidNames,
     MediaPart,

@@ -23,11 +23,12 @@ from collections.abc import Iterable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any, cast
 
-from .._calls import ToolCall
-from .._definition import ToolDefinition
-from .._entries import HostedEntry
-from .._metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
-from .._result import Disposition, ToolResult
+from toolmesh._core.calls import ToolCall
+from toolmesh._core.definition import ToolDefinition
+from toolmesh._core.metadata import MCP_ARGUMENTS, MCP_SERVER_LABEL, MCP_WIRE_NAME
+from toolmesh._core.result import Disposition, ToolResult
+from toolmesh._rows.rows import HostedEntry
+
 from ._common import (
     InvalidNames,
     Part,

@@ -1,0 +1,141 @@
+"""What ``toolmesh serve`` does once its catalog is connected: serve it and say so.
+
+The listening announcement (URLs per profile, auth, the Responses endpoint), the serving
+itself over stdio or HTTP, and the stderr lines about upstream servers lost and back.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import sys
+from collections.abc import Iterator
+
+from rich.text import Text
+
+from toolmesh._core.errors import ConfigurationError
+from toolmesh._dispatch.registry import ToolRegistry
+from toolmesh._rows.rows import McpEntry
+from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
+from toolmesh.gateway._config.http_settings import HttpSettings
+from toolmesh.gateway._config.profiles import DEFAULT_PROFILE
+from toolmesh.gateway._mcp_face.gateway import McpGateway
+from toolmesh.gateway._responses.settings import ResponsesSettings
+
+from .app import console, note
+
+
+class _UpstreamLines(logging.Handler):
+    """While serving, a stderr line when an upstream session is lost or back (and every warning, as before)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        if record.levelno >= logging.WARNING or record.msg == _RECONNECTED:
+            note(record.getMessage())
+
+
+_RECONNECTED = "MCP server %r: reconnected (session %d)"
+"""The connection's log message for an upstream server back after its session was lost."""
+
+
+@contextlib.contextmanager
+def upstream_lines() -> Iterator[None]:
+    logger = logging.getLogger("toolmesh.mcp")
+    handler, level = _UpstreamLines(), logger.level
+    logger.addHandler(handler)
+    logger.setLevel(min(logger.getEffectiveLevel(), logging.INFO))
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.setLevel(level)
+
+
+async def serve_catalog(
+    gateway: McpGateway,
+    http: HttpSettings | None,
+    settings: ServeSettings,
+    gateway_config: GatewayConfig,
+    registry: ToolRegistry,
+    sizes: dict[str, int],
+    responses: ResponsesSettings | None,
+) -> None:
+    """Serve over stdio (``http`` None) or HTTP (with the Responses endpoint) until stdin ends or cancelled."""
+    if http is None:
+        note(catalog_line(registry, sizes))
+        size = sizes[settings.profile]
+        note(f"serving the profile {settings.profile!r} ({size} tool{'s' * (size != 1)}) over stdio")
+        await gateway.run_stdio(settings.profile)
+    else:
+        endpoint = None
+        if responses is not None:
+            from toolmesh.gateway._responses.app import ResponsesEndpoint
+
+            endpoint = ResponsesEndpoint.for_gateway(gateway, responses)
+
+        def ready(base: str) -> None:
+            _announce(base, settings, gateway_config, registry, sizes)
+            if responses is not None:
+                for line in responses_lines(base, responses, gateway_config, sizes):
+                    console.print(Text(line), soft_wrap=True, highlight=False)
+                sys.stdout.flush()
+
+        try:
+            await gateway.serve_http(http, on_ready=ready, responses=endpoint)
+        except OSError as exc:
+            raise ConfigurationError(
+                f"cannot listen on {http.host}:{http.port} ({exc.strerror or exc}); "
+                "is another gateway running there? Give another --port (0: any free one)"
+            ) from None
+
+
+def responses_lines(base: str, responses: ResponsesSettings, config: GatewayConfig, sizes: dict[str, int]) -> list[str]:
+    """The Responses endpoint's banner: its URL, what the catalog offers without approval, the approval secret."""
+    lines = [f"responses: {base}{responses.path} (upstream {responses.upstream})"]
+    if responses.offer_catalog:
+        size = sizes[responses.profile]
+        lines.append(
+            f"  offers the profile {responses.profile!r} ({size} tool{'s' * (size != 1)}) to every request; "
+            "they run WITHOUT approval (require_approval applies to request-declared servers only)"
+        )
+    else:
+        lines.append("  the catalog is not offered (responses.offerCatalog: false): request-declared servers only")
+    secret_env = config.responses.secret_env if config.responses is not None else None
+    if secret_env:
+        lines.append(f"  approval secret: from ${secret_env}")
+    else:
+        lines.append(
+            "  approval secret: per-process (a restart invalidates pending approvals; set responses.secretEnv)"
+        )
+    return lines
+
+
+def catalog_line(registry: ToolRegistry, sizes: dict[str, int]) -> str:
+    rows = registry.entries()
+    mcp_rows = [row for row in rows if isinstance(row, McpEntry)]
+    servers = len({row.server for row in mcp_rows})
+    return (
+        f"catalog: {len(rows)} tools ({len(rows) - len(mcp_rows)} native, {len(mcp_rows)} from "
+        f"{servers} server{'s' * (servers != 1)}); the policy lets {sizes[DEFAULT_PROFILE]} through"
+    )
+
+
+def _announce(
+    base: str, settings: ServeSettings, config: GatewayConfig, registry: ToolRegistry, sizes: dict[str, int]
+) -> None:
+    """What ``serve`` prints once it listens (stdout): the URL, each profile's URL and size, the auth."""
+    stateless = " (stateless: no per-client state; 2025-11-25 clients get no notifications)" * settings.stateless
+    lines = [catalog_line(registry, sizes), f"listening on {base}{settings.path}{stateless}"]
+    urls = {name: base + ("" if name == DEFAULT_PROFILE else f"/{name}") + settings.path for name in sizes}
+    width, url_width = max(map(len, sizes)), max(map(len, urls.values()))
+    for name, size in sizes.items():
+        about = config.profiles[name].description if name in config.profiles else "every tool the policy allows"
+        line = f"  {name.ljust(width)}  {urls[name].ljust(url_width)}  {size} tool{'s' * (size != 1)}"
+        lines.append(line + (f" — {about}" if about else ""))
+    if settings.tokens:
+        lines.append("auth: bearer tokens from " + ", ".join(token.source for token in settings.tokens))
+    else:
+        lines.append("auth: none (loopback only)")
+    lines.append("stop with Ctrl-C (or SIGTERM)")
+    for line in lines:
+        console.print(Text(line), soft_wrap=True, highlight=False)
+    sys.stdout.flush()

@@ -1,0 +1,1 @@
+"""The hook protocol, its typed actions, and stacks that chain hooks in order."""

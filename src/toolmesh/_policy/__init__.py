@@ -1,0 +1,1 @@
+"""Ready-made hooks: allow/deny rules, limits and definition pinning."""

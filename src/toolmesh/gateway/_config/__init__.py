@@ -1,0 +1,1 @@
+"""``toolmesh.json``: the gateway's config, its keys, profiles, tokens and HTTP settings."""

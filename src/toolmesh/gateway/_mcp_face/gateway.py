@@ -1,0 +1,249 @@
+"""McpGateway: a registry served as MCP servers, one per profile, over stdio or Streamable HTTP.
+
+The gateway composes what the library already does: rows come from the registry,
+calls go through ``run_tool_calls`` with the gateway's hooks, names are the registry's
+model-visible names. It owns no upstream session: the registry (owned by the caller)
+does, and closes them when it is closed.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+from mcp.server.lowlevel.server import Server
+from starlette.applications import Starlette
+
+from toolmesh._core.errors import ConfigurationError
+from toolmesh._dispatch.changes import CatalogChange
+from toolmesh._dispatch.registry import ToolRegistry
+from toolmesh._hooks.actions import Hook
+from toolmesh._hooks.stack import HookStack
+from toolmesh._rows.rows import Entry
+from toolmesh.gateway._config.http_settings import HttpSettings
+from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, PROFILE_NAME
+from toolmesh.gateway._shared.catalog_view import CatalogView, row_rules, server_rules
+from toolmesh.gateway._shared.http import build_app
+from toolmesh.gateway._shared.parts import AppExtension, ServedProfile
+
+from .face import ProfileFace
+from .lifecycle import Lifecycle, serve, session_managers
+from .passthrough import Upstream
+from .rounds import InputRounds
+
+__all__ = ["McpGateway"]
+
+logger = logging.getLogger("toolmesh.gateway")
+
+
+class McpGateway:
+    """A registry served as MCP: ``tools/*`` of its rows, ``resources/*`` and ``prompts/*`` of its servers.
+
+    Each profile is one MCP server: ``"default"`` serves every row the hooks' row rules
+    (``AllowTools``, ``DenyServers``, ``DenyAnnotated``, ...) allow; another profile serves
+    the rows of the default profile its predicate accepts.
+    """
+
+    def __init__(
+        self,
+        registry: ToolRegistry,
+        *,
+        profiles: Mapping[str, Callable[[Entry], bool]] | None = None,
+        hooks: Sequence[Hook] = (),
+        name: str = "toolmesh",
+        instructions: str | None = None,
+    ) -> None:
+        """Args:
+        registry: The catalog to serve (its owner opens and closes it).
+        profiles: Named subsets, by row predicate; each is served at ``{path}/<name>``.
+        hooks: Hooks every call goes through (policy included), in order.
+        name: The server name clients are told.
+        instructions: Instructions for the model, sent to clients.
+
+        Raises:
+            ConfigurationError: for a profile named ``"default"`` or a name that cannot
+                be a URL path segment, a predicate that is not callable, or a hook that
+                is not a hook.
+        """
+        predicates: dict[str, Callable[[Entry], bool] | None] = {DEFAULT_PROFILE: None}
+        for profile, predicate in (profiles or {}).items():
+            if profile == DEFAULT_PROFILE:
+                raise ConfigurationError(
+                    "McpGateway: the profile 'default' always exists (every row the policy allows); "
+                    "give your profile another name"
+                )
+            if not isinstance(profile, str) or not PROFILE_NAME.match(profile):
+                raise ConfigurationError(
+                    f"McpGateway: profile name {profile!r} must be 1-64 letters, digits, '_', '-' or '.', "
+                    "starting with a letter or digit (it becomes a URL path segment)"
+                )
+            if not callable(predicate):
+                raise ConfigurationError(f"McpGateway: profile {profile!r} needs a predicate Entry -> bool")
+            predicates[profile] = predicate
+        self.registry = registry
+        self._hooks = HookStack(hooks)
+        rules, servers = row_rules(self._hooks), server_rules(self._hooks)
+        upstream = Upstream(registry)
+        self._rounds = InputRounds()
+        self._faces = {
+            profile: ProfileFace(
+                profile,
+                CatalogView(registry, predicate, rules, servers),
+                self._hooks,
+                upstream,
+                self._rounds,
+                name=name,
+                instructions=instructions,
+            )
+            for profile, predicate in predicates.items()
+        }
+        self._wake: anyio.Event | None = None
+        self._servers_changed = False
+        self._running = 0
+        self._catalog_changed = False
+        self._updated: dict[str, str] = {}
+        """Resource URI -> server label, of the updates not yet passed on to subscribed clients."""
+        self._unsubscribe = registry.on_change(self._changed)
+        self._unsubscribe_updates = registry.on_resource_updated(self._resource_updated)
+
+    def __repr__(self) -> str:
+        return f"McpGateway(profiles={self.profiles!r}, registry={self.registry!r})"
+
+    @property
+    def profiles(self) -> list[str]:
+        """The profile names, ``"default"`` first."""
+        return list(self._faces)
+
+    def served_profile(self, profile: str) -> ServedProfile:
+        """Profile ``profile`` as another endpoint offers it: its rows, hooks, name policy and dispatch defaults.
+
+        Raises:
+            ConfigurationError: for an unknown profile.
+        """
+        view = self._face(profile).view
+        registry = self.registry
+        return ServedProfile(view.snapshot, self._hooks, registry.name_policy, registry.dispatch_settings)
+
+    def _face(self, profile: str) -> ProfileFace:
+        face = self._faces.get(profile)
+        if face is None:
+            raise ConfigurationError(f"McpGateway: no profile {profile!r}; the profiles are {self.profiles!r}")
+        return face
+
+    def server(self, profile: str = DEFAULT_PROFILE) -> Server[Any]:
+        """The SDK's low-level server for one profile (for ``mcp.Client(server)`` or your own transport).
+
+        Raises:
+            ConfigurationError: for an unknown profile.
+        """
+        return self._face(profile).server
+
+    # -- list changes -------------------------------------------------------------
+
+    def _changed(self, change: CatalogChange) -> None:
+        for face in self._faces.values():
+            face.view.invalidate()
+        self._servers_changed = self._servers_changed or change.server is not None
+        self._catalog_changed = True
+        if self._wake is not None:
+            self._wake.set()
+
+    def _resource_updated(self, label: str, uri: str) -> None:
+        self._updated[uri] = label
+        if self._wake is not None:
+            self._wake.set()
+
+    async def _fan_out(self) -> None:
+        """Tell every connected client of every profile when the catalog changed or a subscribed resource
+        was updated (bursts coalesce)."""
+        while True:
+            self._wake = anyio.Event()
+            if not (self._catalog_changed or self._updated):
+                await self._wake.wait()
+            changed, self._catalog_changed = self._catalog_changed, False
+            servers, self._servers_changed = self._servers_changed, False
+            updated, self._updated = self._updated, {}
+            for face in self._faces.values():
+                try:
+                    if changed:
+                        await face.notify_changed(servers)
+                    for uri, label in updated.items():
+                        await face.notify_updated(label, uri)
+                except Exception:  # one profile's failure must neither stop the fan-out nor the server
+                    logger.exception("profile %r: telling clients of a change failed", face.profile)
+
+    @asynccontextmanager
+    async def running(self) -> AsyncIterator[None]:
+        """Keep the list-changed fan-out and the parked calls' tasks going for the block (nested uses share one)."""
+        self._running += 1
+        try:
+            if self._running > 1:
+                yield
+                return
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._fan_out, name="toolmesh gateway list-changed fan-out")
+                self._rounds.group = group
+                try:
+                    yield
+                finally:
+                    self._rounds.group = None
+                    group.cancel_scope.cancel()
+        finally:
+            self._running -= 1
+            if not self._running:
+                self._wake = None
+
+    # -- transports ---------------------------------------------------------------
+
+    async def run_stdio(self, profile: str = DEFAULT_PROFILE) -> None:
+        """Serve one profile on this process's stdin/stdout until stdin ends.
+
+        Raises:
+            ConfigurationError: for an unknown profile.
+        """
+        from mcp.server.stdio import stdio_server
+
+        server = self._face(profile).server
+        async with self.running(), stdio_server() as (read, write):
+            await server.run(read, write, server.create_initialization_options())
+
+    def http_app(self, settings: HttpSettings, *, responses: AppExtension | None = None) -> Starlette:
+        """The ASGI app serving every profile: ``{path}`` the default one, ``/<profile>{path}`` the others.
+
+        Its lifespan runs the profiles' session managers: serve it with an ASGI server
+        that runs lifespans (uvicorn does). With ``responses``, the app also serves that
+        Responses endpoint (``/v1/responses``), open for the app's lifetime.
+        """
+        managers = session_managers(settings, self._faces)
+        app = build_app(settings, managers, Lifecycle(managers, self._faces, self.running).lifespan)
+        if responses is not None:
+            responses.mount(app)
+        return app
+
+    async def serve_http(
+        self,
+        settings: HttpSettings,
+        *,
+        on_ready: Callable[[str], None] | None = None,
+        responses: AppExtension | None = None,
+    ) -> None:
+        """Serve every profile over HTTP with uvicorn until cancelled; then close every client session.
+
+        ``on_ready(base_url)`` is called once the socket listens and the app runs, with
+        the real port (``http://127.0.0.1:PORT``; profiles are under ``settings.path``).
+
+        Raises:
+            OSError: when the address cannot be bound.
+        """
+        managers = session_managers(settings, self._faces)
+        lifecycle = Lifecycle(managers, self._faces, self.running)
+        app = build_app(settings, managers, None)
+        if responses is None:
+            await serve(app, lifecycle, settings.host, settings.port, on_ready)
+            return
+        responses.route(app)
+        async with responses.running():
+            await serve(app, lifecycle, settings.host, settings.port, on_ready)

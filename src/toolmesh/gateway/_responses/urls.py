@@ -1,0 +1,201 @@
+"""Which request-declared server URLs the gateway reaches, and reaching exactly the address it checked.
+
+A request names servers the gateway then connects to, so a request could aim the
+gateway at the operator's own network. The policy:
+
+- ``http`` or ``https`` only, no credentials in the URL;
+- loopback hosts (``localhost``, 127.0.0.0/8, ::1) are allowed; any other host only when
+  the settings' ``allowed_hosts`` list it (a name, ``*.suffix``, or an IP network);
+- ``https`` unless the host is loopback;
+- the host is resolved once; a private, link-local, shared, reserved or metadata address
+  is refused unless an allowed network holds it (a cloud-metadata address only when listed
+  by itself, never through a wider network);
+- the connection goes to the address that was checked (``PinnedAddress`` rewrites each
+  request's URL to it, keeping ``Host`` and TLS server name), so DNS cannot change the
+  answer between the check and the connection; redirects are not followed (the client's
+  default).
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import re
+import socket
+from collections.abc import Generator
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+import anyio
+import httpx2
+
+from .request import RequestError
+
+__all__ = ["CheckedUrl", "PinnedAddress", "UrlPolicy", "allowed_host_problem"]
+
+_Address = ipaddress.IPv4Address | ipaddress.IPv6Address
+_METADATA = frozenset(
+    {
+        ipaddress.ip_address("169.254.169.254"),
+        ipaddress.ip_address("fd00:ec2::254"),
+        ipaddress.ip_address("100.100.100.200"),
+    }
+)
+_RESOLVE_TIMEOUT = 10.0
+_LABEL = re.compile(r"[a-z0-9_]([a-z0-9_-]*[a-z0-9_])?")
+ALLOWED_HOSTS_KEY = "responses.allowedHosts"
+
+
+def allowed_host_problem(entry: str) -> str | None:
+    """Why ``entry`` is no allowlist entry (None when it is a hostname, ``*.suffix``, an IP or a network).
+
+    A catch-all network (``0.0.0.0/0``, ``::/0``) is refused: it would reopen every private
+    and metadata address the policy closes.
+    """
+    text = entry.strip().lower()
+    try:
+        network = ipaddress.ip_network(text.strip("[]"), strict=False)
+    except ValueError:
+        network = None
+    if network is not None:
+        if network.prefixlen == 0:
+            return f"{entry!r} allows every address; list the networks the servers are on instead"
+        return None
+    if "://" in text or "/" in text:
+        return f"{entry!r} is a URL or path; list only its host (for 'https://mcp.example.com/mcp': 'mcp.example.com')"
+    if ":" in text:
+        return f"{entry!r} has a port; list the host alone (every port of an allowed host is allowed)"
+    name = text.removeprefix("*.").rstrip(".")
+    if not name or not all(_LABEL.fullmatch(label) for label in name.split(".")):
+        return f"{entry!r} is not a hostname, '*.suffix', an IP address or a network such as '10.20.0.0/16'"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class CheckedUrl:
+    """A URL the policy accepted, with the one address it resolved to."""
+
+    url: str
+    host: str
+    address: str
+
+
+class PinnedAddress(httpx2.Auth):
+    """Sends every request to the checked address (``Host`` and TLS server name stay the URL's host)."""
+
+    def __init__(self, checked: CheckedUrl) -> None:
+        self._checked = checked
+
+    def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
+        if request.url.host == self._checked.host:
+            if request.url.scheme == "https":
+                request.extensions = {**request.extensions, "sni_hostname": self._checked.host}
+            request.url = request.url.copy_with(host=self._checked.address)
+        yield request
+
+
+class UrlPolicy:
+    """Checks request-declared server URLs against the loopback default and the operator's allowlist."""
+
+    def __init__(self, allowed_hosts: tuple[str, ...] = ()) -> None:
+        self._names: set[str] = set()
+        self._suffixes: list[str] = []
+        self._networks: list[ipaddress.IPv4Network | ipaddress.IPv6Network] = []
+        self._exact: set[_Address] = set()
+        for entry in allowed_hosts:
+            entry = entry.strip().lower()
+            try:
+                network = ipaddress.ip_network(entry.strip("[]"), strict=False)
+                self._networks.append(network)
+                if network.num_addresses == 1:
+                    self._exact.add(network.network_address)
+                continue
+            except ValueError:
+                pass
+            if entry.startswith("*."):
+                self._suffixes.append(entry[1:])
+            else:
+                self._names.add(entry.rstrip("."))
+
+    def _listed_name(self, host: str) -> bool:
+        return host in self._names or any(host.endswith(suffix) for suffix in self._suffixes)
+
+    def _listed_address(self, address: _Address) -> bool:
+        if address in _METADATA:
+            return address in self._exact
+        return any(address in network for network in self._networks)
+
+    async def check(self, url: str, where: str) -> CheckedUrl:
+        """Accept ``url`` and resolve it once.
+
+        Raises:
+            RequestError: naming ``where`` (the request field) and the rule that refused it.
+        """
+        try:
+            parts = urlsplit(url)
+            port = parts.port
+        except ValueError as exc:
+            raise RequestError(f"`{where}` is not a valid URL: {exc}", where) from None
+        host = (parts.hostname or "").rstrip(".").lower()
+        if parts.scheme not in ("http", "https") or not host:
+            raise RequestError(f"`{where}` must be an http(s) URL of an MCP server's Streamable HTTP endpoint", where)
+        if parts.username is not None or parts.password is not None:
+            raise RequestError(
+                f"`{where}` carries credentials: send them as `authorization` or in `headers`, never in the URL",
+                where,
+            )
+        literal = _literal(host)
+        loopback = host == "localhost" or (literal is not None and literal.is_loopback)
+        if not loopback and not (self._listed_name(host) or (literal is not None and self._listed_address(literal))):
+            raise RequestError(
+                f"`{where}`: host {host!r} is not allowed; this gateway reaches loopback servers and the hosts "
+                f"its operator allowlists ({ALLOWED_HOSTS_KEY} in the config)",
+                where,
+            )
+        if not loopback and parts.scheme != "https":
+            raise RequestError(f"`{where}`: use https (plain http is allowed for loopback hosts only)", where)
+        address = literal if literal is not None else await _resolve(host, port or 443, where)
+        if loopback and not address.is_loopback:
+            raise RequestError(f"`{where}`: {host!r} does not resolve to a loopback address here", where)
+        if not address.is_loopback and _internal(address) and not self._listed_address(address):
+            raise RequestError(
+                f"`{where}`: {host!r} resolves to {address}, a private, link-local or metadata address; "
+                f"the operator must list that network in {ALLOWED_HOSTS_KEY} to reach it "
+                "(a metadata address by itself)",
+                where,
+            )
+        return CheckedUrl(url=url, host=host, address=str(address))
+
+
+def _literal(host: str) -> _Address | None:
+    try:
+        address = ipaddress.ip_address(host.strip("[]"))
+    except ValueError:
+        return None
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped is not None:
+        return address.ipv4_mapped
+    return address
+
+
+def _internal(address: _Address) -> bool:
+    return (
+        address in _METADATA
+        or address.is_private
+        or address.is_link_local
+        or address.is_reserved
+        or address.is_multicast
+        or address.is_unspecified
+        or (isinstance(address, ipaddress.IPv4Address) and address in ipaddress.ip_network("100.64.0.0/10"))
+    )
+
+
+async def _resolve(host: str, port: int, where: str) -> _Address:
+    try:
+        with anyio.fail_after(_RESOLVE_TIMEOUT):
+            infos = await anyio.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except (OSError, TimeoutError) as exc:
+        raise RequestError(f"`{where}`: cannot resolve {host!r}: {exc}", where) from None
+    for info in infos:
+        address = _literal(str(info[4][0]))
+        if address is not None:
+            return address
+    raise RequestError(f"`{where}`: {host!r} resolves to no IP address", where)

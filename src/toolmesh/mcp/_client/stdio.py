@@ -1,0 +1,277 @@
+"""A stdio transport for ``mcp.Client`` that a hostile server cannot stall.
+
+It replaces the SDK's ``stdio_client`` reader (and keeps the SDK's process handling:
+spawn in a new process group, close stdin, terminate and kill the tree), because that
+reader
+
+* decodes the whole stream as one text: a single byte that is not UTF-8 ends the
+  reader, which then waits forever for the process to close its stdout, so the
+  session never sees the end and every later call times out;
+* rebuilds long lines quadratically (20 MB take 11 s; 200 MB never finish);
+* drops a line it cannot parse (logged), so the request it answered waits out its
+  timeout.
+
+Here stdout is split into lines as bytes, each decoded on its own, and no line is
+buffered beyond ``max_message_bytes``: the rest of an over-long line is skipped as it
+arrives. A line that cannot be read answers its request at once when its id can be
+found (``_wire.invalid_answer``: only that call fails); otherwise, when requests are
+waiting, the stream can no longer be trusted: ``on_fault`` is told why and the read
+side ends, so every waiting call fails at once as ``unavailable`` and the next call
+reconnects. Outbound messages are encoded in the caller's task
+(``_wire.GuardedWriteStream``), so a message that cannot be encoded fails only its call.
+
+``test_sdk_stdio_still_needs_replacing`` (tests/hostile) fails when the SDK's own
+reader stops hanging on a bad byte: then this module can go.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import TextIO, cast
+
+import anyio
+import anyio.abc
+import anyio.lowlevel
+import mcp_types
+import pydantic
+from mcp.client.stdio import (
+    StdioServerParameters,
+    _create_platform_compatible_process,
+    _drain_stdout,
+    _get_executable_command,
+    _stop_server_process,
+    get_default_environment,
+)
+from mcp.shared.message import SessionMessage
+
+from . import wire as _wire
+
+__all__ = ["stdio_transport"]
+
+logger = logging.getLogger("toolmesh.mcp")
+
+_WRITER_FLUSH_TIMEOUT = 0.5
+
+
+@asynccontextmanager
+async def stdio_transport(
+    server: StdioServerParameters,
+    *,
+    label: str,
+    max_message_bytes: int,
+    on_fault: Callable[[str], None],
+    errlog: TextIO = sys.stderr,
+    redact: Callable[[str], str] | None = None,
+) -> AsyncIterator[tuple[anyio.abc.ObjectReceiveStream[SessionMessage | Exception], _wire.GuardedWriteStream]]:
+    """Run the server as a child process and talk to it over its stdin and stdout.
+
+    Args:
+        server: Command, args, env and cwd (encoding settings are ignored: always UTF-8).
+        label: The server's label, for logs and fault texts.
+        max_message_bytes: The longest line read from the server; a longer one is
+            skipped as it arrives, failing the request it answered.
+        on_fault: Told why, when the read side ends because of what the server wrote.
+        errlog: Where the child's stderr goes.
+        redact: When given, the child's stderr passes through it line by line (the
+            spec's secrets starred out) on its way to ``errlog``; else the child writes
+            to ``errlog`` directly.
+
+    Raises:
+        OSError: when the process cannot be started.
+    """
+    command = await _get_executable_command(server.command)
+    process = await _create_platform_compatible_process(
+        command=command,
+        args=server.args,
+        env=get_default_environment() | (server.env or {}),
+        # The SDK hands errlog to open_process(stderr=...), which also takes PIPE.
+        errlog=errlog if redact is None else cast("TextIO", subprocess.PIPE),
+        cwd=server.cwd,
+    )
+    assert isinstance(process, anyio.abc.Process)
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+    line_writer, line_reader = anyio.create_memory_object_stream[bytes](0)
+    inbound = _wire.Inbound()
+    writer_done = anyio.Event()
+
+    reader = _Reader(label, max_message_bytes, inbound, read_writer, on_fault)
+
+    async def stdout_reader() -> None:
+        assert process.stdout is not None
+        try:
+            async with read_writer:
+                await reader.run(process.stdout)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            pass  # shutdown closed a stream under the read
+        finally:
+            await _drain_stdout(process)
+
+    async def stdin_writer() -> None:
+        assert process.stdin is not None
+        try:
+            async with line_reader:
+                async for data in line_reader:
+                    await process.stdin.send(data)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+            await read_writer.aclose()  # the server stopped reading: the session must see the end
+        finally:
+            writer_done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(stdout_reader)
+        tg.start_soon(stdin_writer)
+        if redact is not None and process.stderr is not None:
+            tg.start_soon(_pump_stderr, process.stderr, errlog, redact)
+        try:
+            yield read_stream, _wire.GuardedWriteStream(inbound=inbound, lines=line_writer)
+        finally:
+            with anyio.CancelScope(shield=True):
+                read_stream.close()
+                line_writer.close()
+                with anyio.move_on_after(_WRITER_FLUSH_TIMEOUT):
+                    await writer_done.wait()
+                await _stop_server_process(process)
+                await read_stream.aclose()
+                await anyio.lowlevel.checkpoint()
+            tg.cancel_scope.cancel()
+
+
+_STDERR_LINE = 65_536
+"""Longest stderr line held back for redaction; a longer one is written out in pieces."""
+
+
+async def _pump_stderr(stderr: anyio.abc.ByteReceiveStream, errlog: TextIO, redact: Callable[[str], str]) -> None:
+    """Copy the child's stderr to ``errlog`` a line at a time, with ``redact`` applied."""
+    pending = b""
+    try:
+        async for chunk in stderr:
+            pending += chunk
+            *lines, pending = pending.split(b"\n")
+            if len(pending) > _STDERR_LINE:
+                lines.append(pending)
+                pending = b""
+            for line in lines:
+                errlog.write(redact(line.decode("utf-8", "replace")) + "\n")
+            errlog.flush()
+    except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError, ValueError):
+        pass  # the process or the log went away
+    finally:
+        if pending:
+            with contextlib.suppress(OSError, ValueError):
+                errlog.write(redact(pending.decode("utf-8", "replace")) + "\n")
+                errlog.flush()
+
+
+class _Reader:
+    """Splits the server's stdout into bounded lines and turns each into a message (or an answer)."""
+
+    def __init__(
+        self,
+        label: str,
+        limit: int,
+        inbound: _wire.Inbound,
+        out: anyio.abc.ObjectSendStream[SessionMessage | Exception],
+        on_fault: Callable[[str], None],
+    ) -> None:
+        self._label = label
+        self._limit = limit
+        self._inbound = inbound
+        self._out = out
+        self._on_fault = on_fault
+        self._faulted = False
+
+    async def run(self, stdout: anyio.abc.ByteReceiveStream) -> None:
+        """Read until end of stream; after a fault keep draining so the server can exit."""
+        buffer = bytearray()
+        skipping = False
+        pending: bytes | None = None  # the kept start of an over-long line whose id was not in it
+        tail = b""
+        async for chunk in stdout:
+            if buffer or skipping:
+                # A long line arrives chunk after chunk, each at once from the pipe's buffer:
+                # let other tasks run between them.
+                await anyio.lowlevel.checkpoint()
+            start = 0
+            while start < len(chunk):
+                end = chunk.find(b"\n", start)
+                piece = chunk[start:] if end < 0 else chunk[start:end]
+                start = len(chunk) if end < 0 else end + 1
+                if skipping:
+                    skipping = end < 0
+                    if pending is not None:
+                        tail = (tail + piece)[-_wire.TAIL_BYTES :]
+                        if not skipping:
+                            await self._too_long(pending, tail)
+                            pending, tail = None, b""
+                    continue
+                if len(buffer) + len(piece) > self._limit:
+                    kept = self._limit - len(buffer)
+                    buffer += piece[:kept]
+                    prefix = bytes(buffer)
+                    buffer.clear()
+                    rest = piece[kept:][-_wire.TAIL_BYTES :]
+                    skipping = end < 0
+                    if skipping and _wire.top_level(prefix)[0] is None:
+                        pending, tail = prefix, rest  # the id may come last: wait for the line's end
+                    else:
+                        await self._too_long(prefix, rest if not skipping else b"")
+                    continue
+                if end < 0:
+                    buffer += piece
+                    continue
+                if buffer:
+                    buffer += piece
+                    line = bytes(buffer)
+                    buffer.clear()
+                else:
+                    line = piece
+                await self._line(line)
+
+    async def _line(self, line: bytes) -> None:
+        if self._faulted or not line.strip():
+            return
+        try:
+            message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+        except pydantic.ValidationError as exc:
+            await self._unreadable(line, _wire.describe_unreadable(line, exc))
+            return
+        if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+            known = self._inbound.answered(message.id)
+            if known is False and message.id is not None:
+                await self._fault(f"it answered request id {message.id!r}, which was never sent or already answered")
+                return
+        await self._out.send(SessionMessage(message))
+
+    async def _too_long(self, prefix: bytes, tail: bytes) -> None:
+        await self._unreadable(
+            prefix,
+            f"it is larger than max_result_bytes ({self._limit} bytes); raise max_result_bytes on the server "
+            "spec if such answers are expected",
+            tail,
+        )
+
+    async def _unreadable(self, line: bytes, reason: str, tail: bytes = b"") -> None:
+        request_id, has_method = _wire.top_level(line)
+        if request_id is None and tail:
+            request_id = _wire.trailing_id(tail)
+        if self._inbound.method(request_id) is not None and not has_method:
+            assert isinstance(request_id, str | int)
+            self._inbound.answered(request_id)
+            await self._out.send(_wire.invalid_answer(request_id, reason))
+            return
+        await self._fault(reason)
+
+    async def _fault(self, reason: str) -> None:
+        if not self._inbound.waiting:
+            logger.warning("MCP server %r wrote a line on stdout that was dropped: %s", self._label, reason)
+            return
+        text = f"the server wrote a line on stdout that cannot be read: {reason}"
+        logger.warning("MCP server %r: %s; closing the session", self._label, text)
+        self._faulted = True
+        self._on_fault(text)
+        await self._out.aclose()

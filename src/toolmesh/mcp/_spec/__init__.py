@@ -1,0 +1,2 @@
+"""MCP server specs: ``McpServer``, the ``mcpServers`` files and their keys, host rules and
+configured secrets. Nothing here opens a connection."""
