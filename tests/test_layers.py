@@ -26,6 +26,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("toolmesh._hooks",),
     ("toolmesh._dispatch",),
     ("toolmesh._policy", "toolmesh.providers"),
+    ("toolmesh.bridges",),
     ("toolmesh.gateway._config",),
     ("toolmesh.gateway._shared",),
     ("toolmesh.gateway._mcp_face", "toolmesh.gateway._responses"),

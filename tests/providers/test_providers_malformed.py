@@ -21,6 +21,8 @@ PARSERS: dict[str, Callable[[Any], list[ToolCall]]] = {
 }
 
 NOT_LISTS = ["garbage", 42, 4.5, True, {"a": 1}]
+JSON_TYPES = {str: "a string", int: "a number", float: "a number", bool: "a boolean", dict: "an object"}
+"""How a message names each value's type: as JSON does."""
 
 
 SHAPES: list[tuple[str, str, Callable[[Any], Any], str]] = [
@@ -49,7 +51,7 @@ def test_a_field_that_is_not_a_list_gives_no_calls_and_a_warning(
         assert PARSERS[provider](wrap(value)) == []
     (record,) = caplog.records
     message = record.getMessage()
-    assert f"{field!r} field is not a list (got {json_type(value)})" in message, message
+    assert f"{field!r} field is not a list (got {JSON_TYPES[type(value)]})" in message, message
 
 
 def test_the_reported_tool_calls_string_gives_no_phantom_calls(caplog: pytest.LogCaptureFixture) -> None:

@@ -10,9 +10,13 @@ gateway at the operator's own network. The policy:
 - the host is resolved once; a private, link-local, shared, reserved or metadata address
   is refused unless an allowed network holds it (a cloud-metadata address only when listed
   by itself, never through a wider network);
-- the connection goes to the address that was checked (``PinnedAddress`` rewrites each
-  request's URL to it, keeping ``Host`` and TLS server name), so DNS cannot change the
-  answer between the check and the connection; redirects are not followed (the client's
+- the host is checked in one canonical form (``canonical_host``: percent-decoded, IDNA
+  ASCII, lower case, no trailing dot), whatever its spelling in the URL;
+- the connection goes to the address that was checked, by construction: ``PinnedAddress``
+  sends every request of the session to that address (keeping ``Host`` and the TLS server
+  name) and refuses a request for any other host rather than letting the client resolve
+  it, so DNS cannot change the answer between the check and the connection, on the first
+  request, on a reconnect or on any later one; redirects are not followed (the client's
   default).
 """
 
@@ -23,14 +27,14 @@ import re
 import socket
 from collections.abc import Generator
 from dataclasses import dataclass
-from urllib.parse import urlsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import anyio
 import httpx2
 
 from .request import RequestError
 
-__all__ = ["CheckedUrl", "PinnedAddress", "UrlPolicy", "allowed_host_problem"]
+__all__ = ["CheckedUrl", "PinnedAddress", "PinnedHostError", "UrlPolicy", "allowed_host_problem", "canonical_host"]
 
 _Address = ipaddress.IPv4Address | ipaddress.IPv6Address
 _METADATA = frozenset(
@@ -70,9 +74,29 @@ def allowed_host_problem(entry: str) -> str | None:
     return None
 
 
+def canonical_host(host: str) -> str:
+    """The one spelling of ``host`` that is checked and pinned: percent-decoded, IDNA ASCII, lower case, no
+    trailing dot (an IP literal keeps its form, without brackets).
+
+    Raises:
+        ValueError: for a name that has no IDNA form.
+    """
+    text = unquote(host).strip().strip("[]").rstrip(".")
+    if _literal(text) is not None:
+        return text.lower()
+    try:
+        return text.encode("idna").decode("ascii").lower()
+    except UnicodeError as exc:
+        raise ValueError(f"{host!r} is not a valid host name ({exc})") from None
+
+
+class PinnedHostError(httpx2.TransportError):
+    """A session pinned to one checked host was asked to reach another: refused, never resolved."""
+
+
 @dataclass(frozen=True, slots=True)
 class CheckedUrl:
-    """A URL the policy accepted, with the one address it resolved to."""
+    """A URL the policy accepted (its host in the canonical spelling), with the one address it resolved to."""
 
     url: str
     host: str
@@ -80,16 +104,28 @@ class CheckedUrl:
 
 
 class PinnedAddress(httpx2.Auth):
-    """Sends every request to the checked address (``Host`` and TLS server name stay the URL's host)."""
+    """Sends every request of a session to the checked address, and only there.
+
+    ``Host`` and the TLS server name stay the checked host. A request whose host, in its
+    canonical form, is not the checked one is refused (``PinnedHostError``): the client
+    never resolves a name by itself, whatever the spelling.
+    """
 
     def __init__(self, checked: CheckedUrl) -> None:
         self._checked = checked
 
     def auth_flow(self, request: httpx2.Request) -> Generator[httpx2.Request, httpx2.Response, None]:
-        if request.url.host == self._checked.host:
-            if request.url.scheme == "https":
-                request.extensions = {**request.extensions, "sni_hostname": self._checked.host}
-            request.url = request.url.copy_with(host=self._checked.address)
+        checked = self._checked
+        try:
+            host = canonical_host(request.url.raw_host.decode("ascii"))
+        except (UnicodeDecodeError, ValueError):
+            host = None
+        if host != checked.host:
+            raise PinnedHostError(f"this session is pinned to {checked.host!r}: a request for another host is refused")
+        if request.url.scheme == "https":
+            request.extensions = {**request.extensions, "sni_hostname": checked.host}
+        request.headers["Host"] = checked.host if request.url.port is None else f"{checked.host}:{request.url.port}"
+        request.url = request.url.copy_with(host=checked.address)
         yield request
 
 
@@ -135,7 +171,10 @@ class UrlPolicy:
             port = parts.port
         except ValueError as exc:
             raise RequestError(f"`{where}` is not a valid URL: {exc}", where) from None
-        host = (parts.hostname or "").rstrip(".").lower()
+        try:
+            host = canonical_host(parts.hostname or "")
+        except ValueError as exc:
+            raise RequestError(f"`{where}`: {exc}", where) from None
         if parts.scheme not in ("http", "https") or not host:
             raise RequestError(f"`{where}` must be an http(s) URL of an MCP server's Streamable HTTP endpoint", where)
         if parts.username is not None or parts.password is not None:
@@ -163,7 +202,8 @@ class UrlPolicy:
                 "(a metadata address by itself)",
                 where,
             )
-        return CheckedUrl(url=url, host=host, address=str(address))
+        netloc = (f"[{host}]" if ":" in host else host) + (f":{port}" if port is not None else "")
+        return CheckedUrl(url=urlunsplit(parts._replace(netloc=netloc)), host=host, address=str(address))
 
 
 def _literal(host: str) -> _Address | None:

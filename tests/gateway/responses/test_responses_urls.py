@@ -15,7 +15,7 @@ from starlette.routing import Route
 
 from _responses import Reply, calc_server, mcp_tool, scene, serve_asgi, strict_response
 from toolmesh.gateway._responses.request import RequestError
-from toolmesh.gateway._responses.urls import CheckedUrl, PinnedAddress, UrlPolicy
+from toolmesh.gateway._responses.urls import CheckedUrl, PinnedAddress, PinnedHostError, UrlPolicy
 
 
 async def _refusal(policy: UrlPolicy, url: str) -> str:
@@ -128,3 +128,54 @@ async def test_a_declared_server_is_reached_at_the_address_the_check_resolved(mo
             response = await client.responses.create(model="m", input="1+2", tools=[tool])
     strict_response(response)
     assert response.output[0].error is None and response.output[1].output == "3"
+
+
+@pytest.mark.parametrize("spelling", ["localhost.", "LOCALHOST", "LocalHost.", "%6Cocalhost"])
+async def test_every_spelling_of_a_host_is_dialled_at_the_checked_address_only(
+    monkeypatch: pytest.MonkeyPatch, spelling: str
+) -> None:
+    """The resolver answers only the canonical name with the server's address; every other name it is asked
+    (a re-resolution of the URL's own spelling at connect time) gets an address where nothing listens."""
+    asked: list[str] = []
+
+    async def getaddrinfo(host: Any, port: Any, **kwargs: Any) -> Any:
+        asked.append(str(host))
+        address = "127.0.0.2" if host == "localhost" else "127.0.0.3"
+        return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", (address, port))]
+
+    monkeypatch.setattr(anyio, "getaddrinfo", getaddrinfo)
+    replies = [Reply(tool_calls=[("calc__add", '{"a": 1, "b": 2}')]), Reply(text="3")]
+    async with serve_asgi(calc_server().streamable_http_app(), host="127.0.0.2") as pinned:
+        port = pinned.rsplit(":", 1)[1]
+        async with scene(replies) as (client, _, _):
+            tool = mcp_tool("calc", f"http://{spelling}:{port}/mcp")
+            response = await client.responses.create(model="m", input="1+2", tools=[tool])
+    strict_response(response)
+    assert response.output[0].error is None and response.output[1].output == "3"
+    assert set(asked) == {"localhost"}, f"names resolved besides the checked one: {asked}"
+
+
+async def test_a_pinned_session_refuses_any_other_host_and_keeps_the_checked_host_header() -> None:
+    dialled: list[httpx2.Request] = []
+
+    def record(request: httpx2.Request) -> httpx2.Response:
+        dialled.append(request)
+        return httpx2.Response(200, json={})
+
+    checked = CheckedUrl("https://xn--bcher-kva.example/mcp", "xn--bcher-kva.example", "192.0.2.7")
+    async with httpx2.AsyncClient(auth=PinnedAddress(checked), transport=httpx2.MockTransport(record)) as http:
+        for spelling in ("bücher.example", "XN--BCHER-KVA.EXAMPLE.", "xn--bcher-kva.example"):
+            await http.get(f"https://{spelling}/mcp")
+        with pytest.raises(PinnedHostError):
+            await http.get("https://other.example/mcp")
+    assert [request.url.host for request in dialled] == ["192.0.2.7"] * 3
+    assert {request.headers["Host"] for request in dialled} == {"xn--bcher-kva.example"}
+    assert {request.extensions["sni_hostname"] for request in dialled} == {"xn--bcher-kva.example"}
+
+
+async def test_the_check_resolves_the_canonical_spelling(resolves: dict[str, str]) -> None:
+    resolves["xn--bcher-kva.example"] = "93.184.216.34"
+    policy = UrlPolicy(("xn--bcher-kva.example",))
+    for spelling in ("bücher.example", "BÜCHER.example.", "xn--bcher-kva.EXAMPLE"):
+        checked = await policy.check(f"https://{spelling}/mcp", "tools[0].server_url")
+        assert (checked.host, checked.address) == ("xn--bcher-kva.example", "93.184.216.34")

@@ -15,7 +15,7 @@ from toolmesh.gateway._shared.catalog_view import row_rules
 from toolmesh.mcp import McpServer
 from toolmesh.policy import AllowServers, DenyAnnotated, DenyServers, DenyTools
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 EXAMPLES = ROOT / "examples"
 TOKEN = "s3cret-token-0123456789-abcdef"
 

@@ -14,7 +14,7 @@ from typer.testing import CliRunner
 from toolmesh._cli.main import app
 from toolmesh._cli.serve import BUNDLED_CONFIG, config_path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples"
 
 

@@ -15,7 +15,7 @@ from mcp.client.stdio import StdioServerParameters
 import toolmesh
 
 MODES = ["legacy", "2026-07-28"]
-SCRIPT = Path(__file__).parent / "gateway_stdio_main.py"
+SCRIPT = Path(__file__).resolve().parents[2] / "gateway_stdio_main.py"
 
 
 def _params(*args: str) -> StdioServerParameters:

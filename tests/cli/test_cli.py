@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from toolmesh._cli.main import app
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 MODULE = "examples/tools.py:registry"
 ACTIVE_VENV = {"PATH": os.pathsep.join([str(Path(sys.executable).parent), os.environ.get("PATH", "")])}
 """examples/mcp.json runs ``python`` from PATH, as in a shell where the venv is active."""
