@@ -7,6 +7,7 @@ import inspect
 import pkgutil
 
 import toolmesh
+import toolmesh.bridges
 import toolmesh.providers
 
 
@@ -56,8 +57,14 @@ PUBLIC_MODULES = (
         for info in pkgutil.iter_modules(toolmesh.providers.__path__)
         if not info.name.startswith("_")
     ),
+    "toolmesh.bridges",
+    *(
+        f"toolmesh.bridges.{info.name}"
+        for info in pkgutil.iter_modules(toolmesh.bridges.__path__)
+        if not info.name.startswith("_")
+    ),
 )
-"""The public modules: the package, hooks, policy, mcp, gateway and every provider format."""
+"""The public modules: the package, hooks, policy, mcp, gateway, every provider format and every bridge."""
 
 
 def _walk() -> list[str]:
