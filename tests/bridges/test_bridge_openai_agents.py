@@ -63,10 +63,6 @@ class Recorder(Hook):
         return Keep()
 
 
-async def never_asked(call: ToolCall, entry: Any) -> bool:
-    raise AssertionError("the SDK's approval carries RequireApproval: its callback is not called")
-
-
 def outputs(model: ScriptedModel) -> dict[str, Any]:
     """Every function_call_output the model was given, by call id (the last call's input holds them all)."""
     last = model.last_call
@@ -92,7 +88,7 @@ def by_name(made: list[FunctionTool]) -> dict[str, FunctionTool]:
 
 async def test_an_agent_runs_native_and_mcp_rows_with_feedback_policy_hooks_and_approval() -> None:
     recorder = Recorder()
-    hooks = [recorder, DenyTools("demo__crash"), RequireApproval(never_asked, when=lambda row: "delete" in row.name)]
+    hooks = [recorder, DenyTools("demo__crash"), RequireApproval(when=lambda row: "delete" in row.name)]
     model = ScriptedModel(
         [
             [
@@ -186,7 +182,7 @@ def registry() -> Iterator[ToolRegistry]:
 
 async def test_a_rejected_call_never_runs_and_the_model_is_told_why(registry: ToolRegistry) -> None:
     recorder = Recorder()
-    hooks = [recorder, RequireApproval(never_asked, when=lambda row: row.name == "delete")]
+    hooks = [recorder, RequireApproval(when=lambda row: row.name == "delete")]
     model = ScriptedModel([[function_call("delete", {"path": "/etc"}, call_id="d1")], [assistant_message("ok")]])
     agent = Agent(name="a", model=model, tools=bridge.tools(registry, hooks=hooks))
 
@@ -201,7 +197,7 @@ async def test_a_rejected_call_never_runs_and_the_model_is_told_why(registry: To
 
 
 async def test_a_rule_before_the_approval_refuses_without_asking(registry: ToolRegistry) -> None:
-    hooks = [DenyTools("delete"), RequireApproval(never_asked)]
+    hooks = [DenyTools("delete"), RequireApproval()]
     made = by_name(bridge.tools(registry, hooks=hooks))
     assert made["delete"].needs_approval is False  # refused anyway: nobody is asked
     assert made["add"].needs_approval is True
@@ -212,14 +208,14 @@ async def test_a_rule_before_the_approval_refuses_without_asking(registry: ToolR
     assert outputs(model) == {"d1": "The tool 'delete' is not allowed here."}
 
 
-async def test_callback_approval_keeps_the_hook_inside_the_call(registry: ToolRegistry) -> None:
+async def test_an_approval_with_a_callback_stays_a_hook_inside_the_call(registry: ToolRegistry) -> None:
     asked: list[str] = []
 
     async def approve(call: ToolCall, entry: Any) -> bool | str:
         asked.append(call.name)
         return "Only on weekdays." if call.name == "delete" else True
 
-    made = bridge.tools(registry, hooks=[RequireApproval(approve)], approval="callback")
+    made = bridge.tools(registry, hooks=[RequireApproval(approve)])
     assert not any(tool.needs_approval for tool in made)
     model = ScriptedModel(
         [
@@ -235,11 +231,6 @@ async def test_callback_approval_keeps_the_hook_inside_the_call(registry: ToolRe
     assert outputs(model) == {"a1": "4", "d1": "Only on weekdays."}
     assert sorted(asked) == ["add", "delete"]
     assert registry.deleted == []  # type: ignore[attr-defined]
-
-
-def test_an_unknown_approval_mode_is_refused(registry: ToolRegistry) -> None:
-    with pytest.raises(ValueError, match="approval must be 'interrupt' or 'callback'"):
-        bridge.tools(registry, approval="ask")  # type: ignore[arg-type]
 
 
 # -- context, hooks, snapshot ----------------------------------------------------------------

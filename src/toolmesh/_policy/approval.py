@@ -22,16 +22,19 @@ class RequireApproval(Hook):
     ``when(entry)`` narrows which rows need approval (all by default). Put approval
     after cheaper rules, so nobody is asked about a call a rule would refuse.
 
-    In a framework bridge (``toolmesh.bridges.*``) the framework's own approval can
-    carry it instead: ``when`` marks the rows whose calls need approval, and the
-    framework pauses the run to ask.
+    Without a callback, someone else asks: a framework bridge (``toolmesh.bridges.*``)
+    turns the hook into the framework's own approval, which pauses the run before the
+    call. Where nobody can ask (``run_tool_calls``, the gateway), a call that needs
+    approval is refused.
     """
 
     __slots__ = ("callback", "when")
 
-    def __init__(self, callback: ApprovalCallback, *, when: Callable[[Entry], bool] | None = None) -> None:
+    def __init__(
+        self, callback: ApprovalCallback | None = None, *, when: Callable[[Entry], bool] | None = None
+    ) -> None:
         self.callback = callback
-        """Decides each call."""
+        """Decides each call (None: the framework a bridge exports to asks, or the call is refused)."""
         self.when = when
         """Which rows need approval (None: every row)."""
 
@@ -42,6 +45,8 @@ class RequireApproval(Hook):
     async def on_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> ToolCallAction:
         if not self.covers(entry):
             return PROCEED
+        if self.callback is None:
+            return Refuse(f"Running the tool {call.name!r} needs approval, and nobody can give it here.")
         verdict = await self.callback(call, entry)
         if verdict is True:
             return PROCEED

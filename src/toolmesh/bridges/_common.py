@@ -106,7 +106,7 @@ class ApprovalPlan:
     """Which rows a framework's own approval asks about, and the hooks a call runs after it."""
 
     approvals: tuple[RequireApproval, ...]
-    """The ``RequireApproval`` hooks, which the framework's approval carries instead."""
+    """The ``RequireApproval`` hooks without a callback, which the framework's own approval carries."""
     hooks: HookStack
     """Every other hook, in order: what an approved (or not asked) call goes through."""
     _before: tuple[tuple[Hook, ...], ...]
@@ -130,6 +130,9 @@ class ApprovalPlan:
 def approval_plan(hooks: Iterable[Hook | HookStack]) -> ApprovalPlan:
     """Split ``hooks`` into the approval the framework carries and the hooks that run in the call.
 
+    A ``RequireApproval`` without a callback is the framework's to ask; one with a
+    callback stays a hook, and its callback decides inside the call.
+
     Raises:
         ConfigurationError: for an object that is not a hook.
     """
@@ -138,7 +141,7 @@ def approval_plan(hooks: Iterable[Hook | HookStack]) -> ApprovalPlan:
     before: list[tuple[Hook, ...]] = []
     others: list[Hook] = []
     for hook in flat:
-        if isinstance(hook, RequireApproval):
+        if isinstance(hook, RequireApproval) and hook.callback is None:
             approvals.append(hook)
             before.append(tuple(others))
         else:

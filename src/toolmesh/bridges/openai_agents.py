@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, TypeAlias, cast
 
 from agents import FunctionTool, ToolOutputFileContent, ToolOutputImage, ToolOutputText, tool_namespace
 from agents.tool_context import ToolContext as AgentsToolContext
@@ -76,7 +76,6 @@ def tools(
     *,
     hooks: Iterable[Hook | HookStack] = (),
     ctx_factory: ContextFactory | None = None,
-    approval: Literal["interrupt", "callback"] = "interrupt",
     strict_json_schema: bool = True,
     namespaces: bool | Mapping[str, str] = False,
     describe_unsupported: bool = False,
@@ -91,16 +90,16 @@ def tools(
 
     Args:
         source: The rows to export: a ``ToolRegistry`` (snapshotted now) or a ``ToolSnapshot``.
-        hooks: toolmesh hooks (and policy) every call runs through, in order.
+        hooks: toolmesh hooks (and policy) every call runs through, in order. A
+            ``RequireApproval`` without a callback becomes the SDK's own approval: each row
+            its ``when`` covers gets ``needs_approval=True``, so the run stops with an
+            interruption before the call; ``state.approve(item)`` runs the call (through the
+            other hooks) and ``state.reject(item)`` answers the model with the SDK's
+            rejection message. A row that a rule about rows alone (``DenyTools``,
+            ``AllowServers``, ...) placed before it refuses is not asked about. A
+            ``RequireApproval`` with a callback stays a hook: the callback decides inside
+            the call.
         ctx_factory: Builds each call's ``ToolContext`` from the SDK's (see ``ContextFactory``).
-        approval: What a ``RequireApproval`` among ``hooks`` becomes. ``"interrupt"`` (the
-            default): the SDK's own approval. Each row the hook's ``when`` covers gets
-            ``needs_approval=True``, so the run stops with an interruption before the
-            call; ``state.approve(item)`` runs the call (through the other hooks) and
-            ``state.reject(item)`` answers the model with the SDK's rejection message. A row
-            that a rule about rows alone (``DenyTools``, ``AllowServers``, ...) placed before
-            the approval hook refuses is not asked about. The hook's callback is not called.
-            ``"callback"``: the hook stays a hook, and its callback decides inside the call.
         strict_json_schema: Declare each row whose schema has a strict-compatible form with
             it (toolmesh's own rewrite, the one ``providers.openai_responses`` sends) and
             ``strict_json_schema=True``; others keep their schema, not strict. Optional
@@ -118,16 +117,9 @@ def tools(
     Raises:
         UnsupportedToolError: with ``strict=True``, for a row the SDK cannot carry whole.
         ConfigurationError: for an object among ``hooks`` that is not a hook.
-        ValueError: for an unknown ``approval``.
     """
     snapshot = snapshot_of(source)
-    if approval == "interrupt":
-        plan = approval_plan(hooks)
-        stack, needs_approval = plan.hooks, plan.needs_approval
-    elif approval == "callback":
-        stack, needs_approval = HookStack(hooks), _never
-    else:
-        raise ValueError(f"approval must be 'interrupt' or 'callback', got {approval!r}")
+    plan = approval_plan(hooks)
     bad_names = rejected_names([row for row in snapshot.entries() if crossing(row, _FRAMEWORK) is None], "openai")
 
     def problem(row: Entry) -> Crossing | None:
@@ -141,7 +133,9 @@ def tools(
         function = cast("Mapping[str, Any]", declared)
         schema: Mapping[str, Any] = function["parameters"]
         is_strict = function["strict"] is True
-        invoker = _Invoker(snapshot, row, stack, ctx_factory, describe_unsupported, is_strict and _has_optional(schema))
+        invoker = _Invoker(
+            snapshot, row, plan.hooks, ctx_factory, describe_unsupported, is_strict and _has_optional(schema)
+        )
         made.append(
             FunctionTool(
                 name=row.name,
@@ -149,16 +143,12 @@ def tools(
                 params_json_schema=copy.deepcopy(dict(schema)),  # plain dicts: the cached declaration is read-only
                 on_invoke_tool=invoker,
                 strict_json_schema=is_strict,
-                needs_approval=needs_approval(row),
+                needs_approval=plan.needs_approval(row),
             )
         )
     if namespaces is not False:
         made = _grouped(made, rows, {} if namespaces is True else namespaces)
     return made
-
-
-def _never(row: Entry) -> bool:
-    return False
 
 
 def _grouped(made: list[FunctionTool], rows: list[Entry], descriptions: Mapping[str, str]) -> list[FunctionTool]:
