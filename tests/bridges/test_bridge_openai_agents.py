@@ -11,7 +11,7 @@ import json
 import logging
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -26,10 +26,12 @@ from _mcp import demo_in_process, demo_stdio  # noqa: E402
 from toolmesh import (  # noqa: E402
     Audio,
     Disposition,
+    ErrorKind,
     Image,
     Text,
     ToolCall,
     ToolContext,
+    ToolExecutionError,
     ToolOutput,
     ToolRegistry,
     ToolResult,
@@ -161,11 +163,44 @@ async def test_an_agent_runs_native_and_mcp_rows_with_feedback_policy_hooks_and_
     assert recorder.seen[-1] == ("demo__delete_item", "succeeded")
 
 
+async def test_a_tool_that_raises_shows_toolmesh_feedback_and_keeps_its_detail_from_the_model() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool
+    async def lookup(key: str) -> str:
+        """Look a key up."""
+        if key == "retry":
+            raise ToolExecutionError("The index is rebuilding; try again in a minute.", kind=ErrorKind.UNAVAILABLE)
+        raise KeyError(f"secret table name for {key}")
+
+    model = ScriptedModel(
+        [
+            [
+                function_call("lookup", {"key": "a"}, call_id="k1"),
+                function_call("lookup", {"key": "retry"}, call_id="k2"),
+            ],
+            [assistant_message("ok")],
+        ]
+    )
+    result = await run(Agent(name="a", model=model, tools=bridge.tools(registry)), "go")
+    assert result.final_output == "ok"  # the run goes on
+    assert outputs(model) == {
+        "k1": ErrorKind.INTERNAL.default_feedback,  # toolmesh's text for an unexpected error, no detail
+        "k2": "The index is rebuilding; try again in a minute.",  # raised on purpose: shown as written
+    }
+
+
 # -- approval ------------------------------------------------------------------------------
 
 
 @pytest.fixture
-def registry() -> Iterator[ToolRegistry]:
+def deleted() -> list[str]:
+    """The paths the ``delete`` row of ``registry`` was run with."""
+    return []
+
+
+@pytest.fixture
+def registry(deleted: list[str]) -> ToolRegistry:
     registry = ToolRegistry()
     registry.register(add)
 
@@ -175,12 +210,10 @@ def registry() -> Iterator[ToolRegistry]:
         deleted.append(path)
         return f"deleted {path}"
 
-    deleted: list[str] = []
-    registry.deleted = deleted  # type: ignore[attr-defined]
-    yield registry
+    return registry
 
 
-async def test_a_rejected_call_never_runs_and_the_model_is_told_why(registry: ToolRegistry) -> None:
+async def test_a_rejected_call_never_runs_and_the_model_is_told_why(registry: ToolRegistry, deleted: list[str]) -> None:
     recorder = Recorder()
     hooks = [recorder, RequireApproval(when=lambda row: row.name == "delete")]
     model = ScriptedModel([[function_call("delete", {"path": "/etc"}, call_id="d1")], [assistant_message("ok")]])
@@ -193,7 +226,7 @@ async def test_a_rejected_call_never_runs_and_the_model_is_told_why(registry: To
 
     assert second.final_output == "ok"
     assert outputs(model) == {"d1": "The user said no."}
-    assert registry.deleted == [] and recorder.seen == []  # type: ignore[attr-defined]
+    assert deleted == [] and recorder.seen == []
 
 
 async def test_a_rule_before_the_approval_refuses_without_asking(registry: ToolRegistry) -> None:
@@ -208,7 +241,9 @@ async def test_a_rule_before_the_approval_refuses_without_asking(registry: ToolR
     assert outputs(model) == {"d1": "The tool 'delete' is not allowed here."}
 
 
-async def test_an_approval_with_a_callback_stays_a_hook_inside_the_call(registry: ToolRegistry) -> None:
+async def test_an_approval_with_a_callback_stays_a_hook_inside_the_call(
+    registry: ToolRegistry, deleted: list[str]
+) -> None:
     asked: list[str] = []
 
     async def approve(call: ToolCall, entry: Any) -> bool | str:
@@ -230,7 +265,7 @@ async def test_an_approval_with_a_callback_stays_a_hook_inside_the_call(registry
     assert result.interruptions == []
     assert outputs(model) == {"a1": "4", "d1": "Only on weekdays."}
     assert sorted(asked) == ["add", "delete"]
-    assert registry.deleted == []  # type: ignore[attr-defined]
+    assert deleted == []
 
 
 # -- context, hooks, snapshot ----------------------------------------------------------------
@@ -400,6 +435,13 @@ def streaming_and_hosted() -> ToolRegistry:
     return registry
 
 
+@pytest.fixture
+def fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget the warnings already given in this process (each is given once)."""
+    monkeypatch.setattr("toolmesh.bridges._common._warned", set())
+
+
+@pytest.mark.usefixtures("fresh_warnings")
 def test_what_cannot_cross_is_named_when_the_tools_are_built(caplog: pytest.LogCaptureFixture) -> None:
     registry = streaming_and_hosted()
     with caplog.at_level(logging.WARNING, logger="toolmesh.bridges"):
@@ -410,12 +452,18 @@ def test_what_cannot_cross_is_named_when_the_tools_are_built(caplog: pytest.LogC
     assert "native tool 'count'" in warned[0] and "partial outputs" in warned[0] and "exported anyway" in warned[0]
     assert "hosted tool 'web_search'" in warned[1] and "left out" in warned[1]
 
+    caplog.clear()
+    with caplog.at_level(logging.WARNING, logger="toolmesh.bridges"):
+        assert [tool.name for tool in bridge.tools(registry)] == ["add", "count"]
+    assert caplog.records == []  # tools built again (per run): said once is enough
+
 
 def test_strict_makes_each_such_row_an_error() -> None:
     with pytest.raises(UnsupportedToolError, match=r"native tool 'count'.*strict=True"):
         bridge.tools(streaming_and_hosted(), strict=True)
 
 
+@pytest.mark.usefixtures("fresh_warnings")
 def test_a_name_the_openai_rule_refuses_is_left_out_or_refused(caplog: pytest.LogCaptureFixture) -> None:
     registry = ToolRegistry()
     registry.register(add)

@@ -23,6 +23,10 @@ __all__ = ["ApprovalPlan", "Crossing", "approval_plan", "crossing", "rows_that_c
 
 logger = logging.getLogger("toolmesh.bridges")
 
+_WARNED_LIMIT = 4096
+_warned: set[tuple[str, str]] = set()
+"""(framework, warning) pairs already logged."""
+
 
 def snapshot_of(source: ToolRegistry | ToolSnapshot) -> ToolSnapshot:
     """The rows a bridge exports and runs: a registry's snapshot taken now, or the snapshot given.
@@ -81,7 +85,8 @@ def rows_that_cross(
     """The rows to export, in order, having said what does not cross.
 
     A row ``problems`` finds fault with is left out (or kept, as the ``Crossing`` says)
-    with one warning on the ``toolmesh.bridges`` logger naming the row and the reason.
+    with a warning on the ``toolmesh.bridges`` logger naming the row and the reason (once
+    per process for the same row and reason).
 
     Raises:
         UnsupportedToolError: with ``strict``, for the first row ``problems`` finds fault with.
@@ -95,7 +100,11 @@ def rows_that_cross(
         what = f"{describe_row(row)} cannot cross into {framework} whole: {problem.reason}"
         if strict:
             raise UnsupportedToolError(f"{what} (strict=True refuses it; pass strict=False to be warned instead)")
-        logger.warning("%s. %s", what, "It is exported anyway." if problem.kept else "It is left out.")
+        if (framework, what) not in _warned:  # tools built per run warn once per process, not per run
+            if len(_warned) >= _WARNED_LIMIT:
+                _warned.clear()
+            _warned.add((framework, what))
+            logger.warning("%s. %s", what, "It is exported anyway." if problem.kept else "It is left out.")
         if problem.kept:
             kept.append(row)
     return kept
