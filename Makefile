@@ -41,6 +41,7 @@ bench: install
 	$(BIN)/python bench/provider_export.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/gateway.py
+	$(BIN)/python bench/bridges_openai_agents.py
 
 clean:
 	rm -rf $(VENV) .npm-tools .conformance .site
