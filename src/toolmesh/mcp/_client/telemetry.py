@@ -26,6 +26,7 @@ after the registry makes no difference. toolmesh's own spans never hold server t
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import traceback
@@ -132,7 +133,8 @@ def redact_record(record: logging.LogRecord, secrets: Secrets) -> None:
     if exc is not None:
         text = "".join(traceback.format_exception(exc))
         if secrets.found_in(text):
-            secrets.redact_exception(exc)
+            with contextlib.suppress(Exception):  # a type refusing new arguments: the text below is clean anyway
+                secrets.redact_exception(exc)
             record.exc_text = secrets.redact(logging.Formatter().formatException(record.exc_info))  # type: ignore[arg-type]
     if record.stack_info:
         record.stack_info = secrets.redact(record.stack_info)
