@@ -7,6 +7,7 @@ what LangGraph hands back to the model, as the model receives it.
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -131,7 +132,10 @@ async def test_native_mcp_bad_arguments_and_approval_in_one_agent_run(registry: 
     assert set(declared) == {row.name for row in registry.entries()}
 
     first = model.tool_messages(1)
-    assert [(m.tool_call_id, m.content, m.status) for m in first] == [("c1", "3", "success"), ("c2", "hello", "success")]
+    assert [(m.tool_call_id, m.content, m.status) for m in first] == [
+        ("c1", "3", "success"),
+        ("c2", "hello", "success"),
+    ]
     assert [m.artifact["kind"] for m in first] == ["native", "mcp"]
     assert first[0].artifact.result.output.structured == 3
 
@@ -338,7 +342,11 @@ def test_the_tool_declares_the_rows_schema_as_it_is() -> None:
     registry.register_dynamic("noargs", {"type": "object"}, handler)
     find, noargs = tools(registry)
     assert find.args_schema == schema and find.description == "Find things."
-    assert convert_to_openai_tool(find)["function"] == {"name": "find", "description": "Find things.", "parameters": schema}
+    assert convert_to_openai_tool(find)["function"] == {
+        "name": "find",
+        "description": "Find things.",
+        "parameters": schema,
+    }
     assert noargs.args_schema == {"type": "object", "properties": {}}
     assert find.row is registry["find"]
 
@@ -389,6 +397,54 @@ async def test_a_streaming_row_gives_the_model_its_whole_output(caplog: pytest.L
     assert message.content == "0\n1\n2"
 
 
+TREE = {
+    "type": "object",
+    "properties": {"root": {"$ref": "#/$defs/Node"}},
+    "$defs": {
+        "Node": {"type": "object", "properties": {"children": {"type": "array", "items": {"$ref": "#/$defs/Node"}}}}
+    },
+}
+
+
+async def _echo(arguments: dict[str, Any]) -> str:
+    return json.dumps(arguments)
+
+
+def test_a_self_referring_schema_crosses_with_a_warning_about_bind_tools(caplog: pytest.LogCaptureFixture) -> None:
+    registry = ToolRegistry()
+    registry.register_dynamic("tree", TREE, _echo)
+    defs = {"type": "object", "properties": {"a": {"$ref": "#/$defs/A"}}, "$defs": {"A": {"type": "string"}}}
+    registry.register_dynamic("flat", defs, _echo)
+    with caplog.at_level(logging.WARNING, logger="toolmesh.bridges"):
+        tree, flat = tools(registry)
+    assert tree.args_schema == TREE and flat.args_schema == defs
+    [warning] = caplog.records  # a reference that is no cycle is no caveat
+    assert "'tree': its parameters schema refers to itself (#/$defs/Node -> #/$defs/Node)" in warning.getMessage()
+    # what the warning is about: LangChain's own conversion cuts the cycle
+    assert convert_to_openai_tool(tree)["function"]["parameters"]["properties"]["root"]["properties"]["children"] == {
+        "type": "array",
+        "items": {},
+    }
+    with pytest.raises(UnsupportedToolError, match="'tree': its parameters schema refers to itself"):
+        tools(registry, strict=True)
+
+
+@pytest.mark.parametrize(
+    ("ref", "why"),
+    [("https://example.com/node.json", "points outside the schema"), ("#/$defs/Missing", "does not resolve")],
+)
+def test_a_schema_bind_tools_cannot_read_is_left_out(ref: str, why: str, caplog: pytest.LogCaptureFixture) -> None:
+    registry = ToolRegistry()
+    registry.register(add)
+    registry.register_dynamic("linked", {"type": "object", "properties": {"a": {"$ref": ref}}}, _echo)
+    with caplog.at_level(logging.WARNING, logger="toolmesh.bridges"):
+        bridged = tools(registry)
+    assert [t.name for t in bridged] == ["add"]
+    assert f"'linked': LangChain's bind_tools cannot read its parameters schema: $ref {ref!r} {why}" in (
+        caplog.records[0].getMessage()
+    )
+
+
 def test_the_tools_are_made_from_one_snapshot() -> None:
     registry = ToolRegistry()
     registry.register(add)
@@ -417,6 +473,3 @@ def test_importing_toolmesh_imports_no_framework() -> None:
         "assert not loaded, loaded\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
-
-
-

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import base64
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable
 from functools import partial
 from typing import Any, Literal
 
@@ -59,6 +59,7 @@ from ._common import (
     streaming_reason,
     task_reason,
 )
+from ._langchain_schema import args_schema, schema_caveat, schema_left_out
 
 __all__ = [
     "CallFailedError",
@@ -97,10 +98,13 @@ def tools(
         strict: Fail instead of warning when a row does not cross as it is.
 
     Rows that do not cross as they are: a hosted row (run by a model provider, so no
-    local tool can stand for it) is left out; a streaming row (its partial outputs have
-    no LangChain channel: the model gets the whole output) and a task-only MCP row
-    (LangChain has no tasks: the call waits for the task's result) cross. Each is a
-    warning on the ``toolmesh.bridges`` logger naming the row and the reason.
+    local tool can stand for it) and a row whose schema LangChain's ``bind_tools``
+    cannot read (a ``$ref`` outside the schema, or one that does not resolve) are left
+    out; a streaming row (its partial outputs have no LangChain channel: the model gets
+    the whole output), a task-only MCP row (LangChain has no tasks: the call waits for
+    the task's result) and a row whose schema refers to itself (``bind_tools`` cuts the
+    cycle, so the model sees a looser schema) cross. Each is a warning on the
+    ``toolmesh.bridges`` logger naming the row and the reason.
 
     Raises:
         UnsupportedToolError: with ``strict``, naming every row that does not cross as it is.
@@ -112,8 +116,12 @@ def tools(
     rows = exported_rows(
         snapshot,
         FRAMEWORK,
-        left_out=[hosted_reason],
-        caveats=[partial(streaming_reason, framework=FRAMEWORK), partial(task_reason, framework=FRAMEWORK)],
+        left_out=[hosted_reason, schema_left_out],
+        caveats=[
+            partial(streaming_reason, framework=FRAMEWORK),
+            partial(task_reason, framework=FRAMEWORK),
+            schema_caveat,
+        ],
         strict=strict,
     )
     return [ToolmeshTool.of(row, snapshot, stack, ctx_factory) for row in rows]
@@ -184,7 +192,9 @@ class ToolmeshTool(BaseTool):
     ) -> ToolmeshTool:
         """The tool of ``row``, dispatching against ``snapshot`` through ``hooks``."""
         definition = row.definition
-        made = cls(name=row.name, description=definition.description or "", args_schema=_schema(definition.parameters))
+        made = cls(
+            name=row.name, description=definition.description or "", args_schema=args_schema(definition.parameters)
+        )
         made._row = row
         made._snapshot = snapshot
         made._hooks = hooks
@@ -254,14 +264,6 @@ def _blob(block: object) -> tuple[str, str] | None:
     if isinstance(block, EmbeddedResource) and block.blob is not None:
         return base64.b64encode(block.blob).decode("ascii"), block.mime_type or "application/octet-stream"
     return None
-
-
-def _schema(parameters: Mapping[str, Any]) -> dict[str, Any]:
-    """The row's parameters schema as a plain dict LangChain accepts (it reads ``properties``)."""
-    schema: dict[str, Any] = json.loads(json.dumps(parameters))
-    if schema.get("type") == "object":
-        schema.setdefault("properties", {})
-    return schema
 
 
 def _graph_context() -> Any:
