@@ -31,7 +31,7 @@ import base64
 import json
 from collections.abc import Callable, Iterable
 from functools import partial
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
 
 from langchain_core.messages import ToolMessage
 from langchain_core.runnables import RunnableConfig
@@ -240,6 +240,11 @@ class ToolmeshTool(BaseTool):
         return ctx
 
 
+# LangChain looks for a RunnableConfig parameter in _arun's type hints on every call;
+# evaluated once here, they are read as they are instead of compiled from text each time
+ToolmeshTool._arun.__annotations__ = get_type_hints(ToolmeshTool._arun)
+
+
 def _content(output: ToolOutput) -> str | list[str | dict[str, Any]]:
     """``ToolMessage`` content for a presentation: its text, or standard content blocks in order.
 
@@ -247,23 +252,25 @@ def _content(output: ToolOutput) -> str | list[str | dict[str, Any]]:
     audio and binary resources are LangChain's standard ``image``, ``audio`` and ``file``
     blocks (base64), so nothing is flattened to a note.
     """
-    if not any(isinstance(block, Image | Audio) or _blob(block) is not None for block in output):
+    if not any(_is_media(block) for block in output.blocks):
         return output.as_text()
     content: list[str | dict[str, Any]] = []
-    for block in output:
-        if isinstance(block, Image | Audio):
+    for block in output.blocks:
+        if isinstance(block, _MEDIA):
             content.append({"type": block.type, "base64": block.base64, "mime_type": block.mime_type})
-        elif (blob := _blob(block)) is not None:
-            content.append({"type": "file", "base64": blob[0], "mime_type": blob[1]})
+        elif isinstance(block, EmbeddedResource) and block.blob is not None:
+            data = base64.b64encode(block.blob).decode("ascii")
+            content.append({"type": "file", "base64": data, "mime_type": block.mime_type or "application/octet-stream"})
         else:
             content.append({"type": "text", "text": block_text(block)})
     return content
 
 
-def _blob(block: object) -> tuple[str, str] | None:
-    if isinstance(block, EmbeddedResource) and block.blob is not None:
-        return base64.b64encode(block.blob).decode("ascii"), block.mime_type or "application/octet-stream"
-    return None
+_MEDIA = (Image, Audio)
+
+
+def _is_media(block: object) -> bool:
+    return isinstance(block, _MEDIA) or (isinstance(block, EmbeddedResource) and block.blob is not None)
 
 
 def _graph_context() -> Any:
