@@ -24,7 +24,7 @@ from langgraph.prebuilt import ToolNode, create_react_agent
 from langgraph.types import Command
 from pydantic import Field
 
-from _servers import DEMO, stdio_params
+from _servers import DEMO, FIXTURES, fixture_server, stdio_params
 from toolmesh import (
     ErrorKind,
     Image,
@@ -196,6 +196,44 @@ async def test_a_refused_approval_and_a_policy_refusal_reach_the_model_as_errors
     assert (declined.status, declined.content) == ("error", "The user keeps item 7.")
     assert [denied.artifact["disposition"], declined.artifact["disposition"]] == ["refused", "refused"]
     assert declined.artifact["error_kind"] == "refused"
+
+
+async def test_approval_outside_a_graph_fails_closed_and_says_why(caplog: pytest.LogCaptureFixture) -> None:
+    registry = ToolRegistry()
+    ran: list[str] = []
+
+    @registry.tool
+    async def wipe(path: str) -> str:
+        """Wipe a path."""
+        ran.append(path)
+        return "wiped"
+
+    [bridged] = tools(registry, hooks=[RequireApproval(interrupt_for_approval)])
+    with caplog.at_level(logging.ERROR, logger="toolmesh"):
+        message = await bridged.ainvoke({"name": "wipe", "args": {"path": "/"}, "id": "c1", "type": "tool_call"})
+    assert (message.status, message.artifact["error_kind"]) == ("error", "internal")
+    assert "needs a graph run" not in message.content and ran == []
+    assert "interrupt_for_approval asks through LangGraph's interrupt, which needs a graph run" in caplog.text
+
+
+async def test_a_resume_value_that_is_no_answer_fails_the_call_closed() -> None:
+    registry = ToolRegistry()
+    ran: list[str] = []
+
+    @registry.tool
+    async def wipe(path: str) -> str:
+        """Wipe a path."""
+        ran.append(path)
+        return "wiped"
+
+    model = ScriptedModel(messages=iter([calls(("wipe", {"path": "/"}, "c1")), AIMessage("ok")]))
+    graph = agent(model, tools(registry, hooks=[RequireApproval(interrupt_for_approval)]))
+    with anyio.fail_after(30):
+        await graph.ainvoke({"messages": [("user", "go")]}, THREAD)
+        await graph.ainvoke(Command(resume={"approve": "maybe"}), THREAD)
+    [message] = model.tool_messages(1)
+    assert (message.status, message.artifact["error_kind"]) == ("error", "internal")
+    assert ran == []
 
 
 async def test_a_failing_mcp_tool_shows_toolmesh_feedback_and_the_model_retries() -> None:
@@ -395,6 +433,22 @@ async def test_a_streaming_row_gives_the_model_its_whole_output(caplog: pytest.L
         [bridged] = tools(registry)
     message = await bridged.ainvoke({"name": "count", "args": {"n": 3}, "id": "c1", "type": "tool_call"})
     assert message.content == "0\n1\n2"
+
+
+async def test_a_task_only_row_crosses_with_a_warning_and_runs_to_its_result(caplog: pytest.LogCaptureFixture) -> None:
+    server = McpServer.in_process("t", fixture_server(FIXTURES / "task_server.py"), protocol="2025-11-25")
+    async with ToolRegistry() as registry:
+        with anyio.fail_after(30):
+            await registry.connect(server)
+        with caplog.at_level(logging.WARNING, logger="toolmesh.bridges"):
+            bridged = {t.name: t for t in tools(registry)}
+        assert "'t__research': it runs only as an MCP task and LangChain has no tasks" in caplog.text
+        with pytest.raises(UnsupportedToolError, match="'t__research': it runs only as an MCP task"):
+            tools(registry, strict=True)
+        call = {"name": "t__research", "args": {"topic": "owls", "steps": 1}, "id": "c1", "type": "tool_call"}
+        with anyio.fail_after(30):
+            message = await bridged["t__research"].ainvoke(call)
+    assert message.status == "success" and message.artifact["structured"]["topic"] == "owls"
 
 
 TREE = {

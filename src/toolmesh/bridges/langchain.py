@@ -296,8 +296,11 @@ async def interrupt_for_approval(call: ToolCall, entry: Entry) -> bool | str:
     Resumed, the call runs again from its first hook, so keep approval last.
 
     Raises:
-        TypeError: for a resume value that is not a bool or a str (the call then fails
-            with kind ``internal``; the tool does not run).
+        TypeError: for a resume value that is not a bool or a str.
+        RuntimeError: for a call outside a graph run (``tool.ainvoke`` on its own).
+
+    Either way the call fails with kind ``internal`` (the detail goes to the operator's
+    log, not the model) and the tool does not run.
     """
     from langgraph.errors import GraphBubbleUp
     from langgraph.types import interrupt
@@ -313,6 +316,11 @@ async def interrupt_for_approval(call: ToolCall, entry: Entry) -> bool | str:
         answer = interrupt(request)
     except GraphBubbleUp as pause:
         raise Suspension(pause) from None
+    except (KeyError, RuntimeError) as exc:  # no graph run around the call: nothing to pause
+        raise RuntimeError(
+            f"interrupt_for_approval asks through LangGraph's interrupt, which needs a graph run (ToolNode, "
+            f"create_react_agent) with a checkpointer; the call of {call.name!r} ran outside one, so it is not run"
+        ) from exc
     if isinstance(answer, bool | str):
         return answer
     raise TypeError(
