@@ -18,6 +18,7 @@ import anyio
 import pytest
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
 from langchain_core.messages import AIMessage, BaseMessage, ToolMessage
+from langchain_core.tools import ToolException
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from langgraph.checkpoint.memory import InMemorySaver
 from langgraph.prebuilt import ToolNode, create_react_agent
@@ -36,7 +37,7 @@ from toolmesh import (
     UnsupportedToolError,
     tool,
 )
-from toolmesh.bridges.langchain import CallFailedError, ResultArtifact, ToolmeshTool, interrupt_for_approval, tools
+from toolmesh.bridges.langchain import ResultArtifact, ToolmeshTool, interrupt_for_approval, tools
 from toolmesh.hooks import Hook, RewritePresentation
 from toolmesh.mcp import McpServer
 from toolmesh.policy import DenyTools, RequireApproval
@@ -350,16 +351,20 @@ async def test_the_artifact_is_a_dict_a_checkpointer_stores() -> None:
     assert read_back["structured"] == 5 and read_back["disposition"] == "succeeded"
 
 
-async def test_direct_invocation_returns_content_or_raises_with_the_feedback() -> None:
+async def test_direct_invocation_answers_content_or_feedback_as_langchain_tools_do() -> None:
     registry = ToolRegistry()
     registry.register(add)
     [bridged] = tools(registry)
     assert await bridged.ainvoke({"x": 1, "y": 2}) == "3"
     assert await bridged.ainvoke('{"x": 1, "y": 5}') == "6"
-    with pytest.raises(CallFailedError) as failure:
+    feedback = await bridged.ainvoke({"x": "one"})
+    assert feedback.startswith("Invalid arguments for tool 'add': x: Input should be a valid integer")
+    bridged.handle_tool_error = False
+    with pytest.raises(ToolException) as failure:
         await bridged.ainvoke({"x": "one"})
-    assert str(failure.value).startswith("Invalid arguments for tool 'add'")
-    assert failure.value.result.disposition == "failed"
+    assert str(failure.value) == feedback
+    assert isinstance(failure.value.__cause__, ToolExecutionError)
+    assert failure.value.__cause__.kind is ErrorKind.INVALID_ARGUMENTS
     with pytest.raises(NotImplementedError, match="ainvoke"):
         bridged.invoke({"x": 1, "y": 2})
 

@@ -62,7 +62,6 @@ from ._common import (
 from ._langchain_schema import args_schema, schema_caveat, schema_left_out
 
 __all__ = [
-    "CallFailedError",
     "ContextFactory",
     "ResultArtifact",
     "ToolmeshTool",
@@ -70,7 +69,7 @@ __all__ = [
     "tools",
 ]
 
-FRAMEWORK = "LangChain"
+_FRAMEWORK = "LangChain"
 
 ContextFactory = Callable[[ToolCall, RunnableConfig], ToolContext[Any]]
 """Builds one call's ``ToolContext`` from the call and the tool's ``RunnableConfig`` (its
@@ -115,11 +114,11 @@ def tools(
     stack = hook_stack(hooks)
     rows = exported_rows(
         snapshot,
-        FRAMEWORK,
+        _FRAMEWORK,
         left_out=[hosted_reason, schema_left_out],
         caveats=[
-            partial(streaming_reason, framework=FRAMEWORK),
-            partial(task_reason, framework=FRAMEWORK),
+            partial(streaming_reason, framework=_FRAMEWORK),
+            partial(task_reason, framework=_FRAMEWORK),
             schema_caveat,
         ],
         strict=strict,
@@ -162,19 +161,6 @@ class ResultArtifact(dict[str, Any]):
         return bool(self["disposition"] == Disposition.SUCCEEDED)
 
 
-class CallFailedError(ToolException):
-    """A bridged tool invoked without a tool call id (``tool.ainvoke({...})``) failed or was refused.
-
-    Invoked with a tool call, as ``ToolNode`` does, the tool answers a ``ToolMessage``
-    with ``status="error"`` instead. ``str(error)`` is toolmesh's model feedback.
-    """
-
-    def __init__(self, result: ToolResult) -> None:
-        super().__init__(result.presentation.as_text())
-        self.result = result
-        """The failed or refused ``ToolResult``."""
-
-
 class ToolmeshTool(BaseTool):
     """One toolmesh row as a LangChain tool; made by ``tools()``."""
 
@@ -193,7 +179,12 @@ class ToolmeshTool(BaseTool):
         """The tool of ``row``, dispatching against ``snapshot`` through ``hooks``."""
         definition = row.definition
         made = cls(
-            name=row.name, description=definition.description or "", args_schema=args_schema(definition.parameters)
+            name=row.name,
+            description=definition.description or "",
+            args_schema=args_schema(definition.parameters),
+            # invoked without a tool call id, a failure answers its model feedback, as LangChain's
+            # handle_tool_error does (False raises the ToolException, caused by the ToolExecutionError)
+            handle_tool_error=True,
         )
         made._row = row
         made._snapshot = snapshot
@@ -226,8 +217,8 @@ class ToolmeshTool(BaseTool):
         artifact = ResultArtifact(result)
         if result.disposition not in (Disposition.FAILED, Disposition.REFUSED):
             return content, artifact
-        if call_id is None:
-            raise CallFailedError(result)
+        if call_id is None:  # LangChain's own failure path: handle_tool_error decides
+            raise ToolException(result.presentation.as_text()) from result.error
         message = ToolMessage(content, artifact=artifact, tool_call_id=call_id, name=self.name, status="error")
         return message, None  # a ToolMessage as content is passed on as it is
 
