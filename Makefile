@@ -38,6 +38,7 @@ test: lint docs unit
 bench: install
 	$(BIN)/python bench/native_dispatch.py
 	$(BIN)/python bench/mcp_call.py
+	$(BIN)/python bench/bridges_langchain.py
 	$(BIN)/python bench/provider_export.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/gateway.py

@@ -64,6 +64,7 @@ PUBLIC_MODULES = {
     "toolmesh.providers.anthropic",
     "toolmesh.providers.gemini",
     "toolmesh.bridges.openai_agents",
+    "toolmesh.bridges.langchain",
 }
 
 
