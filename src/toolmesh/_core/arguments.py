@@ -16,6 +16,7 @@ from typing import Any
 import pydantic
 
 from .errors import ErrorKind, ToolExecutionError
+from .json_limits import JsonTooDeep, parse_json
 from .problems import field_path, json_type
 
 _NULLISH = frozenset({"", "null"})
@@ -281,20 +282,21 @@ def decode_json(text: str) -> Any:
     """Parse arguments JSON text; every way it can fail is a ``ValueError`` saying what was wrong.
 
     Stricter than ``json.loads`` where JSON is: ``NaN`` and ``Infinity`` are refused.
-    Text nested too deeply for the parser, or holding an integer Python will not
-    convert (more than ``sys.get_int_max_str_digits()`` digits), is refused with that
-    reason instead of a ``RecursionError`` or the interpreter's advice.
+    Text nested deeper than any row reads (200 levels, as pydantic's parser reads a
+    native tool's arguments) is refused before it is parsed, and text holding an integer
+    Python will not convert (more than ``sys.get_int_max_str_digits()`` digits) with that
+    reason instead of the interpreter's advice.
 
     Raises:
         ValueError: with a message the model can act on.
     """
     try:
-        return json.loads(text, parse_constant=_no_constant)
+        return parse_json(text, max_depth=_JSON_DEPTH_LIMIT, parse_constant=_no_constant)
     except json.JSONDecodeError as exc:
         raise ValueError(f"arguments are not valid JSON ({exc.msg} at position {exc.pos})") from None
-    except RecursionError:
+    except JsonTooDeep:
         raise ValueError(
-            f"arguments are nested too deeply to parse (at most {MAX_DEPTH} levels are accepted)"
+            f"arguments are nested too deeply to parse (more than {_JSON_DEPTH_LIMIT} levels); send flatter arguments"
         ) from None
     except ValueError as exc:
         if _too_large(exc):

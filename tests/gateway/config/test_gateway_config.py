@@ -280,3 +280,9 @@ def test_a_short_token_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     with pytest.raises(ServerConfigError, match=r"shorter than 16 characters.*secrets.token_urlsafe") as caught:
         GatewayConfig.load(_write(tmp_path, {"serve": {"auth": {"tokens": [{"env": "TOOLMESH_TEST_TOKEN"}]}}}))
     assert "abc" not in str(caught.value).replace("TOOLMESH", "")
+
+
+def test_a_config_nested_too_deeply_is_refused_naming_the_file(tmp_path: Path) -> None:
+    path = _write(tmp_path, '{"profiles": {"p": {"tools": ' + "[" * 200 + "]" * 200 + "}}}")
+    with pytest.raises(ServerConfigError, match=r"toolmesh\.json.*nested too deeply to read \(more than 128 levels"):
+        GatewayConfig.load(path)

@@ -137,6 +137,9 @@ def test_the_config_responses_section_gives_the_settings(tmp_path: Path, monkeyp
         "apiKeyEnv": "RESPONSES_TEST_KEY",
         "secretEnv": "RESPONSES_TEST_SECRET",
         "maxRounds": 3,
+        "maxBodyBytes": 1000,
+        "maxJsonDepth": 16,
+        "maxReplyBytes": 2000,
     }
     path.write_text(json.dumps({"responses": section}))
     monkeypatch.setenv("RESPONSES_TEST_KEY", "sk-local")
@@ -148,6 +151,7 @@ def test_the_config_responses_section_gives_the_settings(tmp_path: Path, monkeyp
         ("mcp.example.com",),
         3,
     )
+    assert (settings.max_body_bytes, settings.max_json_depth, settings.max_reply_bytes) == (1000, 16, 2000)
     assert settings.api_key == "sk-local" and settings.secret == b"s" * 32
     assert "sk-local" not in repr(settings)
     override = settings_from_config(GatewayConfig.load(path).responses, "http://127.0.0.1:9/v1")

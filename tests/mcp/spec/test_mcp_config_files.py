@@ -164,6 +164,21 @@ def test_deep_nesting_with_comments_is_a_config_error(tmp_path: Path) -> None:
         McpServer.from_config(_write(tmp_path, "// c\n" + "[" * 100_000))
 
 
+def test_nesting_past_128_levels_is_refused_before_the_file_is_parsed(tmp_path: Path) -> None:
+    at_limit = '{"mcpServers": {"s": {"command": "x", "args": ' + "[" * 125 + "]" * 125 + "}}}"
+    over = at_limit.replace("[", "[[", 1).replace("]", "]]", 1)
+    with pytest.raises(ServerConfigError, match="args"):  # read, then refused for what it holds
+        McpServer.from_config(_write(tmp_path, at_limit))
+    with pytest.raises(ServerConfigError, match=r"nested too deeply to read \(more than 128 levels"):
+        McpServer.from_config(_write(tmp_path, over))
+
+
+def test_brackets_and_quotes_in_comments_do_not_count_as_nesting(tmp_path: Path) -> None:
+    text = '// a comment: "' + "[" * 1_000 + '\n{"mcpServers": {"s": {"command": "x"}}} /* ' + "{" * 1_000 + " */"
+    (server,) = McpServer.from_config(_write(tmp_path, text))
+    assert server.label == "s"
+
+
 def test_huge_integers_are_a_config_error(tmp_path: Path) -> None:
     text = '{"mcpServers": {"s": {"command": "x", "timeout": ' + "9" * 5000 + "}}}"
     with pytest.raises(ServerConfigError, match="a number in the JSON has too many digits"):

@@ -14,6 +14,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from toolmesh._core.errors import ServerConfigError
+from toolmesh._core.json_limits import DEFAULT_MAX_DEPTH
 from toolmesh._core.keys import KeyProblem, validate_keys
 
 __all__ = [
@@ -114,6 +115,9 @@ class ResponsesKeys(BaseModel):
     max_result_bytes: int = Field(8 * 1024 * 1024, ge=1, alias="maxResultBytes")
     pool_size: int = Field(64, ge=1, alias="poolSize")
     pool_idle_seconds: int = Field(300, ge=1, alias="poolIdleSeconds")
+    max_body_bytes: int = Field(16 * 1024 * 1024, ge=1, alias="maxBodyBytes")
+    max_json_depth: int = Field(DEFAULT_MAX_DEPTH, ge=1, alias="maxJsonDepth")
+    max_reply_bytes: int = Field(32 * 1024 * 1024, ge=1, alias="maxReplyBytes")
 
 
 class DocumentKeys(BaseModel):

@@ -12,6 +12,10 @@ upstream failure before anything was streamed is a 502 (the upstream's own 4xx s
 is passed through); once streaming, a ``response.failed`` event. A client that goes
 away cancels the request's task, which closes the upstream call and cancels the tool
 calls in flight.
+
+A body over ``max_body_bytes`` is a 413 (before any byte is read when its length is
+declared) and closes the connection, so the rest is never read; a body nested deeper
+than ``max_json_depth`` is a 400 before it is parsed.
 """
 
 from __future__ import annotations
@@ -26,7 +30,7 @@ import openai
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from openai import AsyncOpenAI
 from starlette.applications import Starlette
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response, StreamingResponse
 from starlette.routing import Route
 from starlette.types import Receive, Scope, Send
@@ -38,13 +42,13 @@ from toolmesh._hooks.actions import Hook
 from toolmesh._hooks.stack import HookStack
 from toolmesh._rows.rows import Entry
 from toolmesh.gateway._shared.catalog_view import row_rules
-from toolmesh.gateway._shared.http import Guard
+from toolmesh.gateway._shared.http import ClosesUnreadBody, Guard
 from toolmesh.gateway._shared.parts import ProfileSource
 
 from .approvals import Approvals
 from .events import Events, sse
 from .input import translate
-from .model import upstream_failure
+from .model import UpstreamReplyError, bounded_client, upstream_failure
 from .pool import ServerPool
 from .request import RequestError, ResponsesRequest, parse_request
 from .servers import READ_RESOURCE, discover, resource_reader
@@ -55,8 +59,6 @@ from .urls import UrlPolicy
 __all__ = ["ResponsesEndpoint", "mount", "route"]
 
 logger = logging.getLogger("toolmesh.gateway")
-
-_MAX_BODY = 16 * 1024 * 1024
 
 
 class ResponsesEndpoint:
@@ -96,6 +98,7 @@ class ResponsesEndpoint:
         self._given_client = client
         self._client: AsyncOpenAI | None = None
         self._running = False
+        self._asgi = ClosesUnreadBody(self._respond)
 
     @classmethod
     def for_gateway(cls, gateway: ProfileSource, settings: ResponsesSettings) -> ResponsesEndpoint:
@@ -123,7 +126,12 @@ class ResponsesEndpoint:
                 self._client = self._given_client
             else:
                 self._client = await stack.enter_async_context(
-                    AsyncOpenAI(base_url=self.settings.upstream, api_key=self.settings.api_key or "none", max_retries=0)
+                    AsyncOpenAI(
+                        base_url=self.settings.upstream,
+                        api_key=self.settings.api_key or "none",
+                        max_retries=0,
+                        http_client=bounded_client(self.settings.max_reply_bytes),
+                    )
                 )
             await stack.enter_async_context(self._pool)
             self._running = True
@@ -133,6 +141,9 @@ class ResponsesEndpoint:
                 self._running = False
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        await self._asgi(scope, receive, send)
+
+    async def _respond(self, scope: Scope, receive: Receive, send: Send) -> None:
         request = Request(scope, receive)
         if request.method != "POST":
             await _error(RequestError("use POST", status=405))(scope, receive, send)
@@ -145,8 +156,8 @@ class ResponsesEndpoint:
         if not self._running or self._client is None:
             return _error(RequestError("the responses endpoint is not running", status=503))
         try:
-            body = await _body(request)
-            parsed = parse_request(body)
+            body = await _body(request, self.settings.max_body_bytes)
+            parsed = parse_request(body, self.settings.max_json_depth)
         except RequestError as exc:
             return _error(exc)
         stack = AsyncExitStack()
@@ -168,7 +179,7 @@ class ResponsesEndpoint:
                 return JSONResponse(await turn.run())
         except RequestError as exc:
             return _error(exc)
-        except openai.APIError as exc:
+        except (openai.APIError, UpstreamReplyError) as exc:
             return _error(upstream_failure(exc, self.settings.upstream))
         except Exception:
             logger.exception("the Responses endpoint failed a request")
@@ -226,7 +237,7 @@ class ResponsesEndpoint:
                 try:
                     final = await turn.run()
                     await events.response(final["status"], final)
-                except openai.APIError as exc:
+                except (openai.APIError, UpstreamReplyError) as exc:
                     error = {"code": "server_error", "message": upstream_failure(exc, self.settings.upstream).message}
                     await events.response("failed", turn.response("failed", error=error))
                 except Exception:
@@ -247,15 +258,22 @@ class ResponsesEndpoint:
             await stack.aclose()
 
 
-async def _body(request: Request) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    async for chunk in request.stream():
-        size += len(chunk)
-        if size > _MAX_BODY:
-            raise RequestError(f"the request body is over {_MAX_BODY} bytes", status=413)
-        chunks.append(chunk)
-    return b"".join(chunks)
+async def _body(request: Request, limit: int) -> bytes:
+    """The request's body, refused (413) as soon as it is known to be over ``limit`` bytes: by its declared
+    length before reading, else once the bytes read pass it."""
+    too_large = RequestError(f"the request body is over {limit:,} bytes (responses.maxBodyBytes)", status=413)
+    declared = request.headers.get("content-length", "")
+    if declared.isascii() and declared.isdigit() and (len(declared) > 18 or int(declared) > limit):
+        raise too_large
+    body = bytearray()
+    try:
+        async for chunk in request.stream():
+            body += chunk
+            if len(body) > limit:
+                raise too_large
+    except ClientDisconnect:
+        raise RequestError("the client went away before sending the whole body") from None
+    return bytes(body)
 
 
 def _error(exc: RequestError) -> Response:

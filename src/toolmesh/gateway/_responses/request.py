@@ -10,11 +10,11 @@ accepted and ignored.
 
 from __future__ import annotations
 
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from toolmesh._core.json_limits import DEFAULT_MAX_DEPTH, JsonTooDeep, parse_json
 from toolmesh._core.keys import KeyProblem, validate_keys
 
 __all__ = [
@@ -176,15 +176,21 @@ _REFUSED_TOP = {
 _TOOL_TYPES = ("mcp", "function")
 
 
-def parse_request(body: bytes) -> ResponsesRequest:
-    """The checked request of a ``POST /v1/responses`` body.
+def parse_request(body: bytes, max_depth: int = DEFAULT_MAX_DEPTH) -> ResponsesRequest:
+    """The checked request of a ``POST /v1/responses`` body (UTF-8 JSON nested at most ``max_depth`` levels).
 
     Raises:
         RequestError: naming the field and what to send instead.
     """
     try:
-        data = json.loads(body)
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = parse_json(body, max_depth=max_depth)
+    except JsonTooDeep:
+        raise RequestError(
+            f"the body is nested too deeply: this endpoint reads at most {max_depth} levels of arrays and objects"
+        ) from None
+    except UnicodeDecodeError:
+        raise RequestError("the body is not UTF-8 text (JSON is sent as UTF-8)") from None
+    except ValueError as exc:
         raise RequestError(f"the body is not JSON: {exc}") from None
     if not isinstance(data, dict):
         raise RequestError("the body must be a JSON object (a Responses API request)")

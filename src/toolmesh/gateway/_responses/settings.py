@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from toolmesh._core.errors import ConfigurationError
+from toolmesh._core.json_limits import DEFAULT_MAX_DEPTH
 
 from .urls import allowed_host_problem
 
@@ -15,6 +16,17 @@ if TYPE_CHECKING:
     from toolmesh.gateway._config.keys import ResponsesKeys
 
 __all__ = ["ResponsesSettings", "settings_from_config"]
+
+_AT_LEAST_ONE = (
+    "max_servers",
+    "max_tools",
+    "max_rounds",
+    "max_result_bytes",
+    "pool_size",
+    "max_body_bytes",
+    "max_json_depth",
+    "max_reply_bytes",
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -62,6 +74,14 @@ class ResponsesSettings:
     """An unused pooled connection to a declared server closes after this long."""
     pool_size: int = 64
     """Pooled connections kept at most (the least recently used idle one closes first)."""
+    max_body_bytes: int = 16 * 1024 * 1024
+    """Bytes of one request body (over it: 413, and the connection is closed without reading the rest)."""
+    max_json_depth: int = DEFAULT_MAX_DEPTH
+    """Levels of nested arrays and objects read in a request body or an upstream reply (deeper: a 400, or
+    a failed response), checked before the JSON is parsed."""
+    max_reply_bytes: int = 32 * 1024 * 1024
+    """Bytes of one upstream reply: a Chat Completions answer or error, or all the events of a streamed one
+    (over it: a failed response)."""
 
     def __post_init__(self) -> None:
         if not self.upstream.startswith(("http://", "https://")):
@@ -70,7 +90,7 @@ class ResponsesSettings:
                 f"must be an http(s) URL such as 'http://127.0.0.1:8000/v1', "
                 f"got {self.upstream!r}"
             )
-        for name in ("max_servers", "max_tools", "max_rounds", "max_result_bytes", "pool_size"):
+        for name in _AT_LEAST_ONE:
             if getattr(self, name) < 1:
                 raise ConfigurationError(f"ResponsesSettings.{name} must be at least 1, got {getattr(self, name)!r}")
         for name in ("connect_timeout", "call_timeout", "pool_idle_seconds"):
@@ -122,6 +142,9 @@ def settings_from_config(keys: ResponsesKeys | None, upstream: str | None = None
         max_result_bytes=keys.max_result_bytes,
         pool_size=keys.pool_size,
         pool_idle_seconds=float(keys.pool_idle_seconds),
+        max_body_bytes=keys.max_body_bytes,
+        max_json_depth=keys.max_json_depth,
+        max_reply_bytes=keys.max_reply_bytes,
         **extra,
     )
 

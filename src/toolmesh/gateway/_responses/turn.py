@@ -41,7 +41,7 @@ from .items import (
     new_id,
     response_object,
 )
-from .model import Completion, complete
+from .model import Completion, ReplyLimits, complete
 from .params import function_tool, response_format, server_descriptions
 from .request import ResponsesRequest
 from .servers import Declared
@@ -143,11 +143,12 @@ class Turn:
 
     async def _complete(self, params: dict[str, Any], on_text: Callable[[str], Awaitable[None]] | None) -> Completion:
         tracer = self.tracer
+        limits = ReplyLimits(self.settings.max_reply_bytes, self.settings.max_json_depth)
         if tracer is None:
-            return await complete(self.client, params, on_text)
+            return await complete(self.client, params, on_text, limits)
         attributes = {"gen_ai.operation.name": "chat", "gen_ai.request.model": self.request.model}
         with tracer.start_as_current_span(f"chat {self.request.model}", attributes=attributes) as span:
-            completion = await complete(self.client, params, on_text)
+            completion = await complete(self.client, params, on_text, limits)
             usage = completion.usage
             span.set_attribute("gen_ai.usage.input_tokens", getattr(usage, "prompt_tokens", 0) or 0)
             span.set_attribute("gen_ai.usage.output_tokens", getattr(usage, "completion_tokens", 0) or 0)

@@ -12,6 +12,10 @@ Requests go through, in order:
    to other profiles is 403 (tokens are compared in constant time and never logged);
 4. the profile's ``StreamableHTTPSessionManager`` (the SDK's), which bounds the
    request body (413) and serves both protocol versions.
+
+Any answer given before the request's body was read to its end (a 413, a 401, a 404)
+says ``Connection: close`` (``ClosesUnreadBody``), so the server closes the connection
+after it instead of reading and discarding the rest of the body to reach the next request.
 """
 
 from __future__ import annotations
@@ -24,13 +28,15 @@ from contextlib import AbstractAsyncContextManager
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.datastructures import Headers
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolmesh.gateway._config.http_settings import BearerToken, HttpSettings, is_loopback
 
-__all__ = ["BearerToken", "Guard", "HttpSettings", "Lifespan", "build_app", "is_loopback"]
+__all__ = ["BearerToken", "ClosesUnreadBody", "Guard", "HttpSettings", "Lifespan", "build_app", "is_loopback"]
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
@@ -55,6 +61,42 @@ def security_settings(settings: HttpSettings) -> TransportSecuritySettings:
 def _json_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
     body = {"jsonrpc": "2.0", "id": None, "error": {"code": -32600, "message": message}}
     return Response(json.dumps(body), status_code=status, media_type="application/json", headers=headers)
+
+
+class ClosesUnreadBody:
+    """ASGI middleware: a response that starts before the request body was read to its end closes the connection.
+
+    Otherwise a keep-alive server (uvicorn) reads the unread rest of the body, however
+    large, to reach the next request on the connection: a refused 1 GiB upload would be
+    read to its end. With ``Connection: close`` the server closes the connection once the
+    response is sent, and reads no more.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        headers = Headers(scope=scope)
+        unread = headers.get("content-length", "0").strip() != "0" or "transfer-encoding" in headers
+
+        async def receiving() -> Message:
+            nonlocal unread
+            message = await receive()
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                unread = False
+            return message
+
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start" and unread:
+                given = message.get("headers", [])
+                if not any(name.lower() == b"connection" for name, _ in given):
+                    message = {**message, "headers": [*given, (b"connection", b"close")]}
+            await send(message)
+
+        await self.app(scope, receiving, sending)
 
 
 class Guard:
@@ -128,7 +170,7 @@ def build_app(
     ``lifespan`` runs the managers (and the gateway's fan-out) for the app's lifetime;
     None when the caller runs them itself (``serve_http``).
     """
-    app = Starlette(lifespan=lifespan)
+    app = Starlette(lifespan=lifespan, middleware=[Middleware(ClosesUnreadBody)])
     app.router.routes.clear()
     app.router.default = Guard(settings, managers)  # every path goes to the guard, which routes by profile
     return app

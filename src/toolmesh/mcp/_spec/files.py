@@ -7,8 +7,9 @@ approval list, a ``description``) are ignored with a debug log; any other unknow
 an error, so a typo never passes silently.
 
 Limits: a file larger than ``max_bytes`` (1 MiB by default) is refused before it is
-parsed; nesting too deep for the parser, integers too long to convert, and NUL
-characters in a command, its arguments or its environment are errors at load.
+read whole, and one nested more than ``DEFAULT_MAX_DEPTH`` (128) levels before it is
+parsed; integers too long to convert, and NUL characters in a command, its arguments or
+its environment are errors at load.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from toolmesh._core.errors import ServerConfigError
+from toolmesh._core.json_limits import DEFAULT_MAX_DEPTH, JsonTooDeep, parse_json
 from toolmesh._core.names import PROVIDER_RULES
 from toolmesh._core.problems import json_type
 
@@ -125,19 +127,21 @@ def read_json(path: str, max_bytes: int, what: str = "MCP config file") -> Any:
     text = _read_text(path, max_bytes, what)
     try:
         try:
-            return json.loads(text)
-        except json.JSONDecodeError:
-            # VS Code's mcp.json is JSON with comments and trailing commas.
-            return json.loads(_strip_jsonc(text))
+            return parse_json(text)
+        except (json.JSONDecodeError, JsonTooDeep):
+            # VS Code's mcp.json is JSON with comments and trailing commas (and a comment may hold brackets).
+            return parse_json(_strip_jsonc(text))
     except json.JSONDecodeError as exc:
         raise ServerConfigError(
             f"line {exc.lineno}, column {exc.colno}: invalid JSON ({exc.msg})",
             fix="Fix the JSON syntax at that position",
             origin=path,
         ) from None
-    except RecursionError:
+    except JsonTooDeep:
         raise ServerConfigError(
-            "the JSON is nested too deeply to read", fix="An mcpServers file needs only a few levels", origin=path
+            f"the JSON is nested too deeply to read (more than {DEFAULT_MAX_DEPTH} levels of arrays and objects)",
+            fix="A config file needs only a few levels",
+            origin=path,
         ) from None
     except ValueError:  # an integer longer than Python converts (sys.get_int_max_str_digits)
         raise ServerConfigError(
