@@ -11,6 +11,8 @@ each tool in a broken way of its own; see TOOLS. Environment:
     HOSTILE_PAGE_SIZE=P       list P tools a page (cursors are offsets); default: one page
     HOSTILE_REQUESTS=PATH     append each request's method to PATH, one a line (what the server was asked)
     HOSTILE_FLOOD=SECONDS     after the handshake, send notifications/tools/list_changed every SECONDS, forever
+    HOSTILE_FLOOD_COUNT=N     ... or N times; then list one more tool, ``late``, announce that once more
+                              and note ``flood-done`` in HOSTILE_REQUESTS
     HOSTILE_LIST_DELAY=SECONDS  stdio: answer each tools/list after the first one SECONDS late
     HOSTILE_HUGE_BYTES=N      the size of the "huge" tool's answer (default 5 MiB)
     HOSTILE_UNREADABLE_FROM=K generated tools from the K-th on have an inputSchema that is no object
@@ -44,6 +46,8 @@ TOOLS = {
 }
 
 _write_lock = threading.Lock()
+_late = threading.Event()
+"""Set when a flood of HOSTILE_FLOOD_COUNT is over: ``late`` is listed from then on."""
 
 
 def _tool(name: str) -> dict[str, Any]:
@@ -68,6 +72,10 @@ def _generated(index: int) -> dict[str, Any]:
 def tools_list(cursor: Any = None) -> dict[str, Any] | None:
     mode = os.environ.get("HOSTILE_LIST", "")
     tools = [_tool(name) for name in TOOLS]
+    if _late.is_set():
+        tools.append(
+            {"name": "late", "description": "listed once the flood is over", "inputSchema": {"type": "object"}}
+        )
     generated = int(os.environ.get("HOSTILE_TOOLS", "0"))
     if generated:
         page_size = int(os.environ.get("HOSTILE_PAGE_SIZE", "0")) or len(tools) + generated
@@ -135,7 +143,7 @@ def answer(message: dict[str, Any]) -> Iterator[bytes] | None:
         return iter([json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()])
     params = message.get("params") or {}
     name, args = params.get("name"), params.get("arguments") or {}
-    if name in ("echo", "throttled"):
+    if name in ("echo", "throttled", "late"):
         return iter([_text(request_id, str(args.get("text", "")))])
     if name == "bad_byte":
         return iter([b"\xff"])
@@ -176,12 +184,18 @@ def _record(message: dict[str, Any]) -> None:
 
 
 def _flood(every: float) -> None:
-    """Announce a tool-list change every ``every`` seconds until the client stops reading."""
+    """Announce a tool-list change every ``every`` seconds until the client stops reading (or HOSTILE_FLOOD_COUNT)."""
     line = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
+    count = int(os.environ.get("HOSTILE_FLOOD_COUNT", "0"))
     try:
-        while True:
+        sent = 0
+        while not count or sent < count:
             _write_line(iter([line]))
+            sent += 1
             time.sleep(every)
+        _late.set()
+        _write_line(iter([line]))
+        _record({"id": 0, "method": "flood-done"})
     except (OSError, ValueError):
         os._exit(0)
 
