@@ -193,7 +193,7 @@ class _Reader:
         """The bound of the line being read, once it is longer than a guarded answer may be."""
         if self._line_limit is not None:
             return self._line_limit
-        start = bytes(buffer[: _wire.SCAN_BYTES]) + piece[: _wire.SCAN_BYTES - len(buffer)]
+        start = bytes(buffer[: _wire.SCAN_BYTES]) + piece[: max(0, _wire.SCAN_BYTES - len(buffer))]
         limit, known = self._inbound.line_bound(start, self._limit)
         limit = min(limit, self._limit)
         if known:

@@ -133,7 +133,8 @@ class McpServer:
     validate_arguments: bool = True
     """Check the model's arguments against the tool's ``inputSchema`` before sending the call."""
     max_tools: int = DEFAULT_MAX_TOOLS
-    """The most tools this server may list (after all pages)."""
+    """The most tools this server may list that ``include``/``exclude`` keep (counted page by page,
+    before the tools of a page are read)."""
     on_too_many_tools: Literal["error", "keep_first"] = "error"
     """Over ``max_tools``: fail discovery, or keep the first ``max_tools`` with a warning."""
     max_description_chars: int = DEFAULT_MAX_DESCRIPTION_CHARS
