@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import sys
 from collections.abc import Mapping
@@ -11,6 +12,18 @@ from typing import Any
 from toolmesh.mcp import McpServer
 
 RAW = Path(__file__).resolve().parent / "servers" / "raw_server.py"
+
+
+def _raw_tools() -> tuple[str, ...]:
+    spec = importlib.util.spec_from_file_location("hostile_raw_server", RAW)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return tuple(module.TOOLS)
+
+
+RAW_TOOLS = _raw_tools()
+"""The raw server's own tools, in its list order (the generated ones come after)."""
 
 FAST = 10.0
 """Generous bound for answers that must come at once (the calls' own timeout is far longer)."""

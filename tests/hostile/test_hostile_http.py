@@ -10,7 +10,7 @@ import time
 import anyio
 import anyio.lowlevel
 import pytest
-from _hostile import CALL_TIMEOUT, FAST, RAW, raw_http
+from _hostile import CALL_TIMEOUT, FAST, RAW, RAW_TOOLS, raw_http
 
 from _servers import http_server
 from toolmesh import ErrorKind, ServerConnectionError, ToolContext, ToolExecutionError, ToolRegistry, ToolResult
@@ -124,3 +124,21 @@ async def test_a_schema_too_deep_to_parse_fails_connect_at_once_saying_so() -> N
         assert "answer could not be read" in str(caught.value) and "tools/list" in str(caught.value)
         assert time.perf_counter() - start < FAST
         assert list(registry.entries()) == []
+
+
+async def test_a_large_listing_is_refused_or_cut_before_its_tools_are_read() -> None:
+    """30,000 tools in one page of about 5 MB, unreadable past the 2,000th: each limit answers before they are read."""
+    env = {"HOSTILE_TOOLS": "30000", "HOSTILE_UNREADABLE_FROM": "2000"}
+    async with http_server(RAW, **env) as url, ToolRegistry() as registry:
+        with anyio.fail_after(60), pytest.raises(ServerConnectionError) as caught:
+            await registry.connect(raw_http(url, max_page_bytes=100_000))
+        assert "a tools/list page is larger than 100000 bytes (max_page_bytes), so it was not read" in str(caught.value)
+        with anyio.fail_after(60), pytest.raises(ServerConnectionError) as caught:
+            await registry.connect(raw_http(url))
+        assert f"tools/list has {30000 + len(RAW_TOOLS)} tools, more than max_tools=1000" in str(caught.value)
+        with anyio.fail_after(60):
+            await registry.connect(raw_http(url, "first", max_tools=50, on_too_many_tools="keep_first"))
+        assert len(registry.entries()) == 50
+        with anyio.fail_after(FAST):
+            result = await registry.dispatch("first__echo", {"text": "here"})
+        assert result.ok, result.error

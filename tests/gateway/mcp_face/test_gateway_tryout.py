@@ -224,8 +224,9 @@ def test_the_catalog_commands_refuse_a_gateway_config(command: list[str]) -> Non
     assert f"toolmesh check -c {config}" in done.stderr
 
 
-async def test_serve_says_when_an_upstream_server_is_back(tmp_path: Path) -> None:
-    """An upstream server that died and was restarted while serving gets a stderr line (its loss is a warning)."""
+async def test_serve_says_when_an_upstream_server_is_lost_and_when_it_is_back(tmp_path: Path) -> None:
+    """An upstream server that dies on a call gets a stderr line when its session is lost (the failed call
+    notices first), and another when the next call has restarted it."""
     path = tmp_path / "toolmesh.json"
     path.write_text(json.dumps({"mcpServers": {"demo": {"command": "python", "args": [str(DEMO), "stdio"]}}}))
     command = ["-m", "toolmesh", "serve", "-t", "stdio", "-c", str(path)]
@@ -238,4 +239,6 @@ async def test_serve_says_when_an_upstream_server_is_back(tmp_path: Path) -> Non
         errlog.seek(0)
         err = errlog.read()
     assert died.is_error and not back.is_error
-    assert "MCP server 'demo': reconnected (session 2)" in err, err
+    lost, reconnected = "MCP server 'demo': session lost: ", "MCP server 'demo': reconnected (session 2)"
+    assert err.count(lost) == 1 and reconnected in err, err
+    assert err.index(lost) < err.index(reconnected), err

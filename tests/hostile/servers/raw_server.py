@@ -7,8 +7,16 @@ It speaks just enough of MCP 2025-11-25 to connect (initialize, tools/list) and 
 each tool in a broken way of its own; see TOOLS. Environment:
 
     HOSTILE_LIST=deep | big_description | big_schema | hang   a broken tools/list
+    HOSTILE_TOOLS=N           list N generated tools (``t00000``...) after the ones of TOOLS
+    HOSTILE_PAGE_SIZE=P       list P tools a page (cursors are offsets); default: one page
+    HOSTILE_REQUESTS=PATH     append each request's method to PATH, one a line (what the server was asked)
+    HOSTILE_FLOOD=SECONDS     after the handshake, send notifications/tools/list_changed every SECONDS, forever
+    HOSTILE_FLOOD_COUNT=N     ... or N times; then list one more tool, ``late``, announce that once more
+                              and note ``flood-done`` in HOSTILE_REQUESTS
+    HOSTILE_LIST_DELAY=SECONDS  stdio: answer each tools/list after the first one SECONDS late
     HOSTILE_HUGE_BYTES=N      the size of the "huge" tool's answer (default 5 MiB)
-    HOSTILE_ID_LAST=1         write the "huge" answer's id last, as the TypeScript SDK does
+    HOSTILE_UNREADABLE_FROM=K generated tools from the K-th on have an inputSchema that is no object
+    HOSTILE_ID_LAST=1         write the "huge" and tools/list answers' id last, as the TypeScript SDK does
     HOSTILE_IGNORE_TERM=1     ignore SIGTERM and stay alive after stdin closes (only SIGKILL stops it)
 """
 
@@ -34,9 +42,12 @@ TOOLS = {
     "wrong_id": "answers with an id that was never sent",
     "huge": "answers with a text of HOSTILE_HUGE_BYTES bytes",
     "throttled": "over HTTP: answers 429; over stdio: echo",
+    "die": "exits at once, without answering",
 }
 
 _write_lock = threading.Lock()
+_late = threading.Event()
+"""Set when a flood of HOSTILE_FLOOD_COUNT is over: ``late`` is listed from then on."""
 
 
 def _tool(name: str) -> dict[str, Any]:
@@ -51,9 +62,27 @@ def _nested(levels: int) -> bytes:
     return b'{"type":"object","properties":{"x":' * levels + b'{"type":"object"}' + b"}}" * levels
 
 
-def tools_list() -> dict[str, Any] | None:
+def _generated(index: int) -> dict[str, Any]:
+    schema: Any = {"type": "object", "properties": {"query": {"type": "string", "description": "what to look for"}}}
+    if index >= int(os.environ.get("HOSTILE_UNREADABLE_FROM", "-1")) >= 0:
+        schema = "not a schema"
+    return {"name": f"t{index:05d}", "description": f"generated tool number {index}", "inputSchema": schema}
+
+
+def tools_list(cursor: Any = None) -> dict[str, Any] | None:
     mode = os.environ.get("HOSTILE_LIST", "")
     tools = [_tool(name) for name in TOOLS]
+    if _late.is_set():
+        tools.append(
+            {"name": "late", "description": "listed once the flood is over", "inputSchema": {"type": "object"}}
+        )
+    generated = int(os.environ.get("HOSTILE_TOOLS", "0"))
+    if generated:
+        page_size = int(os.environ.get("HOSTILE_PAGE_SIZE", "0")) or len(tools) + generated
+        start = int(cursor or 0)
+        end = min(start + page_size, len(tools) + generated)
+        page = [tools[i] if i < len(tools) else _generated(i - len(tools)) for i in range(start, end)]
+        return {"tools": page, **({"nextCursor": str(end)} if end < len(tools) + generated else {})}
     if mode == "hang":
         return None
     if mode == "deep":
@@ -66,7 +95,9 @@ def tools_list() -> dict[str, Any] | None:
     return {"tools": tools}
 
 
-def _result(request_id: Any, result: Any) -> bytes:
+def _result(request_id: Any, result: Any, id_last: bool = False) -> bytes:
+    if id_last:  # the TypeScript SDK's order: result, jsonrpc, id
+        return json.dumps({"result": result, "jsonrpc": "2.0", "id": request_id}).encode()
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
 
 
@@ -95,23 +126,24 @@ def answer(message: dict[str, Any]) -> Iterator[bytes] | None:
     if method == "initialize":
         result = {
             "protocolVersion": "2025-11-25",
-            "capabilities": {"tools": {}},
+            "capabilities": {"tools": {"listChanged": True} if os.environ.get("HOSTILE_FLOOD") else {}},
             "serverInfo": {"name": "hostile", "version": "0"},
         }
         return iter([_result(request_id, result)])
     if method == "ping":
         return iter([_result(request_id, {})])
     if method == "tools/list":
-        listed = tools_list()
+        listed = tools_list((message.get("params") or {}).get("cursor"))
         if listed is None:
             return None
-        return iter([_result(request_id, listed).replace(json.dumps(_DEEP).encode(), _nested(1000))])
+        id_last = os.environ.get("HOSTILE_ID_LAST") == "1"
+        return iter([_result(request_id, listed, id_last).replace(json.dumps(_DEEP).encode(), _nested(1000))])
     if method != "tools/call":
         error = {"code": -32601, "message": f"Method not found: {method}"}
         return iter([json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()])
     params = message.get("params") or {}
     name, args = params.get("name"), params.get("arguments") or {}
-    if name in ("echo", "throttled"):
+    if name in ("echo", "throttled", "late"):
         return iter([_text(request_id, str(args.get("text", "")))])
     if name == "bad_byte":
         return iter([b"\xff"])
@@ -128,6 +160,8 @@ def answer(message: dict[str, Any]) -> Iterator[bytes] | None:
         return iter([_text(987654321, "for somebody else")])
     if name == "huge":
         return _huge(request_id)
+    if name == "die":
+        os._exit(3)
     error = {"code": -32602, "message": f"Unknown tool: {name}"}
     return iter([json.dumps({"jsonrpc": "2.0", "id": request_id, "error": error}).encode()])
 
@@ -141,12 +175,42 @@ def _write_line(parts: Iterator[bytes]) -> None:
         out.flush()
 
 
+def _record(message: dict[str, Any]) -> None:
+    """Note a request's method in HOSTILE_REQUESTS, so a test can count what the server was asked."""
+    path = os.environ.get("HOSTILE_REQUESTS")
+    if path and message.get("id") is not None:
+        with open(path, "a", encoding="utf-8") as log:
+            log.write(f"{message.get('method')}\n")
+
+
+def _flood(every: float) -> None:
+    """Announce a tool-list change every ``every`` seconds until the client stops reading (or HOSTILE_FLOOD_COUNT)."""
+    line = b'{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}'
+    count = int(os.environ.get("HOSTILE_FLOOD_COUNT", "0"))
+    try:
+        sent = 0
+        while not count or sent < count:
+            _write_line(iter([line]))
+            sent += 1
+            time.sleep(every)
+        _late.set()
+        _write_line(iter([line]))
+        _record({"id": 0, "method": "flood-done"})
+    except (OSError, ValueError):
+        os._exit(0)
+
+
 def serve_stdio() -> None:
+    listings = 0
     for raw in sys.stdin.buffer:
         try:
             message = json.loads(raw)
         except ValueError:
             continue
+        _record(message)
+        flood = os.environ.get("HOSTILE_FLOOD")
+        if flood and message.get("method") == "notifications/initialized":
+            threading.Thread(target=_flood, args=(float(flood),), daemon=True).start()
         params = message.get("params") or {}
         if message.get("method") == "tools/call" and params.get("name") == "slow":
             args = params.get("arguments") or {}
@@ -154,6 +218,11 @@ def serve_stdio() -> None:
             threading.Timer(float(args.get("seconds", 1.0)), _write_line, (delayed,)).start()
             continue
         parts = answer(message)
+        if message.get("method") == "tools/list" and parts is not None:
+            listings += 1
+            if listings > 1 and os.environ.get("HOSTILE_LIST_DELAY"):
+                threading.Timer(float(os.environ["HOSTILE_LIST_DELAY"]), _write_line, (parts,)).start()
+                continue
         if parts is not None:
             _write_line(parts)
 
@@ -181,6 +250,7 @@ def serve_http(port: int) -> None:
             await send({"type": "http.response.body", "body": b""})
             return
         message = json.loads(body)
+        _record(message)
         params = message.get("params") or {}
         if message.get("method") == "tools/call" and params.get("name") == "throttled":
             await send({"type": "http.response.start", "status": 429, "headers": [(b"retry-after", b"1")]})

@@ -5,12 +5,14 @@ Each test starts its own servers, since it breaks them.
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 import time
 from typing import Any
 
 import anyio
+import pytest
 
 from _mcp import DEMO, child_pids, demo_http, demo_stdio, wait_until
 from _servers import http_server
@@ -73,6 +75,31 @@ async def test_stdio_server_killed_while_idle_is_respawned_on_the_next_call() ->
         assert result.ok, result.error
         assert connection.reconnects == 1
     assert child_pids() - before == set()
+
+
+@pytest.mark.parametrize("death", ["mid-call", "while-idle"])
+async def test_a_lost_session_is_logged_once_before_the_reconnect_and_a_closed_one_never(
+    death: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """Whoever finds the session dead first (the failed call, the supervisor, the next call's reconnect) says so."""
+    before = child_pids()
+    with caplog.at_level(logging.INFO, logger="toolmesh.mcp"):
+        async with ToolRegistry() as registry:
+            await registry.connect(demo_stdio(call_timeout=20))
+            if death == "mid-call":
+                assert (await registry.dispatch("demo__die")).error is not None
+            else:
+                pid = only(child_pids() - before)
+                os.kill(pid, signal.SIGKILL)
+                await wait_until(lambda: pid not in child_pids())
+            with anyio.fail_after(20):
+                while not (await registry.dispatch("demo__echo", {"text": "x"})).ok:
+                    pass  # a call may still meet the dead session; the next one reconnects
+    messages = [record.getMessage() for record in caplog.records]
+    lost = [i for i, message in enumerate(messages) if message.startswith("MCP server 'demo': session lost: ")]
+    back = [i for i, message in enumerate(messages) if message == "MCP server 'demo': reconnected (session 2)"]
+    assert len(lost) == 1 and len(back) == 1 and lost[0] < back[0], messages
+    assert [r.levelno for r in caplog.records if "session lost" in r.getMessage()] == [logging.WARNING]
 
 
 async def test_http_endpoint_going_away_mid_call_then_coming_back() -> None:

@@ -280,6 +280,15 @@ def test_max_pages_must_be_a_positive_integer(value: Any) -> None:
         McpServer.stdio("fs", "cmd", max_pages=value)
 
 
+@pytest.mark.parametrize("value", [0, -5, True, 2.5, "1000"])
+def test_max_page_bytes_is_a_positive_integer_or_none_and_read_from_a_file(value: Any) -> None:
+    with pytest.raises(ServerConfigError, match=r"key 'max_page_bytes': must be a whole number of at least 1 or None"):
+        McpServer.stdio("fs", "cmd", max_page_bytes=value)
+    assert McpServer.stdio("fs", "cmd", max_page_bytes=None).max_page_bytes is None
+    (spec,) = McpServer.from_config({"mcpServers": {"fs": {"command": "cmd", "maxPageBytes": 65536}}})
+    assert spec.max_page_bytes == 65536 and "max_page_bytes=65536" in repr(spec)
+
+
 def test_prefix_must_be_a_bool() -> None:
     with pytest.raises(ServerConfigError, match=r"key 'prefix': must be true or false"):
         McpServer.stdio("fs", "cmd", prefix="yes")  # type: ignore[arg-type]

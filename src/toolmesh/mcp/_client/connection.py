@@ -131,13 +131,8 @@ class McpConnection:
 
     def _start(self) -> Session:
         self._generation += 1
-        session = Session(
-            self._guarded.spec,
-            self._generation,
-            self._tools_changed,
-            server_log=self.server_log,
-            callbacks=self._callbacks,
-        )
+        spec, log, asks = self._guarded.spec, self.server_log, self._callbacks
+        session = Session(spec, self._generation, self._tools_changed, server_log=log, callbacks=asks)
         session.resources = self.resources
         self._task_group.start_soon(self._run_session, session, name=f"toolmesh MCP session {self.label!r}")
         return session
@@ -157,8 +152,9 @@ class McpConnection:
         self.capabilities = client.server_capabilities
         self.instructions = None if client.instructions is None else self._secrets.redact(client.instructions)
 
-    def _mark_dead(self, session: Session) -> None:
-        session.mark_dead()
+    def _mark_dead(self, session: Session, lost: str) -> None:
+        """No more calls on ``session``, found dead (``lost``, or its fault, says why; logged once per session)."""
+        session.mark_dead(lost=self._secrets.redact(session.fault or lost))
         if self._session is session:
             self._session = None
 
@@ -188,7 +184,8 @@ class McpConnection:
                 self._adopt(session)
                 stage = "listing tools (tools/list)"
                 with exchange() as listing:
-                    return self._secrets.redact_tools(await discover_tools(session.client, self.spec), self.label)
+                    tools = await discover_tools(session.client, self.spec, listing)
+                    return self._secrets.redact_tools(tools, self.label)
         except TimeoutError:
             self._abandon(session)
             raise ServerConnectionError(
@@ -261,7 +258,7 @@ class McpConnection:
         try:
             old = self._session
             if old is not None:
-                self._mark_dead(old)
+                self._mark_dead(old, "the connection to the server closed")
             session = self._start()
             with anyio.move_on_after(self.spec.timeout):
                 await session.ready.wait()
@@ -363,7 +360,7 @@ class McpConnection:
         """The error for a failed request; a lost session is marked dead, a stale catalog refreshed."""
         mapped = _errors.classify(exc, sent.http_status)
         if sent.too_large is None and mapped.session_fatal:
-            self._mark_dead(session)
+            self._mark_dead(session, mapped.detail)
         elif mapped.unknown_tool and operation == "tools/call":
             self._tools_changed()  # the catalog is stale: refresh the server's rows
         error = _errors.map_error(
@@ -408,7 +405,8 @@ class McpConnection:
                 session = await self._live()
                 assert session.client is not None
                 with exchange() as listing:
-                    return self._secrets.redact_tools(await discover_tools(session.client, self.spec), self.label)
+                    tools = await discover_tools(session.client, self.spec, listing)
+                    return self._secrets.redact_tools(tools, self.label)
         except TimeoutError:
             raise ServerConnectionError(
                 self.label, f"tools/list did not answer within {self.spec.timeout:g}s"
@@ -419,10 +417,10 @@ class McpConnection:
         except ToolExecutionError as exc:  # no live session, and none could be made
             raise ServerConnectionError(self.label, exc.message) from exc
         except Exception as exc:
-            current = self._session
-            status = listing.http_status
-            if current is not None and _errors.classify(exc, status).session_fatal:
-                self._mark_dead(current)
+            current, status = self._session, listing.http_status
+            mapped = _errors.classify(exc, status)
+            if current is not None and mapped.session_fatal:
+                self._mark_dead(current, mapped.detail)
             fault = current.fault if current is not None else None
             raise self._connect_error(exc, "listing tools (tools/list)", status, fault) from exc
 

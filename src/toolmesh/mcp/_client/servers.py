@@ -3,8 +3,10 @@
 ``ToolRegistry`` holds rows and dispatches; this module is the one owner of server
 state. It connects servers (one, or several all or nothing), keeps each server's rows
 in connection order, refreshes a server's rows when its tool list changes (background
-refreshes of one server coalesce; a listing older than one already applied is
-dropped), and closes every session when the registry closes. The registry sees the
+refreshes of one server coalesce: one in flight and one pending, started at least
+``REFRESH_GAP`` after the previous one ended, so a server announcing changes in a loop
+costs a listing a second, not one per announcement; a listing older than one already
+applied is dropped), and closes every session when the registry closes. The registry sees the
 server rows through ``row_sets()`` and is told to rebuild its catalog on every change.
 """
 
@@ -33,6 +35,10 @@ if TYPE_CHECKING:
 __all__ = ["McpServers"]
 
 _logger = logging.getLogger("toolmesh")
+
+REFRESH_GAP = 1.0
+"""Seconds from the end of one background refresh of a server to the start of the next: the
+announcements of changes that arrive meanwhile wait, and are all answered by that one."""
 
 
 @dataclass(slots=True)
@@ -87,6 +93,8 @@ class McpServers:
         self._servers: dict[str, _Server] = {}
         self._refreshing: set[str] = set()
         self._refresh_again: set[str] = set()
+        self._refreshed_at: dict[str, float] = {}
+        """When each server's last background refresh ended (``anyio.current_time()``)."""
         self._resource_listeners: list[Callable[[str, str], None]] = []
         self._exit_stack = AsyncExitStack()
         self._task_group: anyio.abc.TaskGroup | None = None
@@ -201,6 +209,7 @@ class McpServers:
 
     def _drop(self, label: str) -> McpConnection:
         server = self._servers.pop(label)
+        self._refreshed_at.pop(label, None)
         self._changed(None, ())
         return server.connection
 
@@ -318,13 +327,26 @@ class McpServers:
         self._task_group.start_soon(self._auto_refresh, label, name=f"toolmesh MCP refresh {label!r}")
 
     async def _auto_refresh(self, label: str) -> None:
+        """Refresh ``label`` once its gap is over, and again while changes were announced meanwhile.
+
+        Calls never wait for this: it runs beside them, and the gap leaves the event loop
+        (and the server) to them between refreshes.
+        """
         try:
             while label in self._servers:
-                self._refresh_again.discard(label)
+                last = self._refreshed_at.get(label)
+                wait = 0.0 if last is None else last + REFRESH_GAP - anyio.current_time()
+                if wait > 0:
+                    await anyio.sleep(wait)
+                    if label not in self._servers:
+                        return
+                self._refresh_again.discard(label)  # this refresh answers every announcement so far
                 try:
                     await self.refresh(label)
                 except Exception as exc:  # a background refresh must never take the registry down
                     _logger.warning("MCP server %r: refreshing its tools failed: %s", label, exc)
+                finally:
+                    self._refreshed_at[label] = anyio.current_time()
                 if label not in self._refresh_again:
                     return
         finally:

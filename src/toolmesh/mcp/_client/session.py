@@ -6,13 +6,10 @@ host's task: ``Session.run`` enters it in a task of the registry's task group th
 nothing else, and callers use ``Session.client`` from their own tasks. ``run`` never
 raises (besides cancellation): a failure ends the session and is kept in ``error``.
 
-Transports: stdio through ``_stdio.stdio_transport`` (bounded lines, unreadable answers
-fail their own request); Streamable HTTP through the SDK's client with the ``_wire``
-guards around its streams, and an ``httpx2`` client whose response hook records an
-error status in the caller's own ``Exchange`` (per request, never per session) and
-stops reading an answer past ``max_result_bytes``. The client keeps httpx's own
-transports, so the environment's proxies apply (never to loopback servers), and all
-servers share one TLS context.
+Transports: stdio through ``stdio.stdio_transport`` (bounded lines, unreadable answers
+fail their own request); Streamable HTTP through the SDK's client with the ``wire``
+guards around its streams, and the server's ``httpx2`` client (``http_client``: an error
+status noted in the caller's own ``Exchange``, answers bounded).
 
 While the session is up it also watches for tool-list changes:
 ``notifications/tools/list_changed`` on handshake-era sessions (2025-11-25), a
@@ -30,12 +27,10 @@ through the session's ``InFlight`` table (``_in_flight``).
 
 from __future__ import annotations
 
-import functools
 import logging
 import os
-import ssl
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from importlib import metadata as importlib_metadata
@@ -43,7 +38,6 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import anyio
 import anyio.lowlevel
-import httpx2
 import mcp_types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -51,10 +45,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from toolmesh._core.errors import ServerConnectionError
-from toolmesh.mcp._spec.hosts import is_loopback
 from toolmesh.mcp._spec.secrets import Secrets
 
 from .errors import classify
+from .http_client import http_client
 from .in_flight import InFlight, no_current_call
 from .resource_watch import ResourceWatch
 from .server_discover import discover_pinned
@@ -77,8 +71,6 @@ _LISTEN_RETRY = 1.0
 _LISTEN_ACK_WAIT = 10.0
 """Seconds connect waits for the first subscriptions/listen acknowledgment before going on without it."""
 _LISTEN_RETRY_MAX = 30.0
-_HTTP_TIMEOUT = httpx2.Timeout(30.0, read=300.0)
-"""The SDK's own defaults: 30 s to connect and write, 300 s to read (SSE streams stay open)."""
 
 
 def _client_info() -> mcp_types.Implementation:
@@ -100,79 +92,6 @@ _MODES: dict[str, Literal["auto", "legacy", "2026-07-28"]] = {
 
 child_errlog: TextIO | None = None
 """When set (by the ``toolmesh`` command, to its log file), every stdio server's stderr goes there."""
-
-
-class AnswerTooLarge(httpx2.StreamError):
-    """An HTTP answer's body went over the server spec's ``max_result_bytes``."""
-
-
-class _LimitedBody(httpx2.AsyncByteStream):
-    """A response body that stops (raises) once it has yielded more than ``limit`` bytes."""
-
-    def __init__(self, inner: httpx2.AsyncByteStream, limit: int, exchange: Exchange) -> None:
-        self._inner = inner
-        self._limit = limit
-        self._exchange = exchange
-
-    async def __aiter__(self) -> AsyncIterator[bytes]:
-        seen = 0
-        async for chunk in self._inner:
-            seen += len(chunk)
-            if seen > self._limit:
-                self._exchange.too_large = self._limit
-                raise AnswerTooLarge(f"the answer is larger than max_result_bytes ({self._limit} bytes)")
-            yield chunk
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-
-def _tls_context(label: str) -> ssl.SSLContext:
-    """The verifying TLS context every HTTP server shares while the CA settings stay the same.
-
-    Building one loads the CA bundle (about 40 ms of CPU); a context per connection paid
-    that on every connect and reconnect. It follows ``SSL_CERT_FILE`` / ``SSL_CERT_DIR``
-    as they are at each connect, so a process that sets them after a first connect gets
-    a context that trusts what they name.
-
-    Raises:
-        ServerConnectionError: naming ``SSL_CERT_FILE`` when it names no readable bundle.
-    """
-    cert_file = os.environ.get("SSL_CERT_FILE")
-    try:
-        return _tls_context_for(cert_file, os.environ.get("SSL_CERT_DIR"))
-    except (OSError, ssl.SSLError) as exc:
-        raise ServerConnectionError(
-            label,
-            f"SSL_CERT_FILE={cert_file!r} is not a readable bundle of CA certificates ({exc}); "
-            "point it at a PEM file of certificates, or unset it to use the system's",
-        ) from None
-
-
-@functools.cache
-def _tls_context_for(cert_file: str | None, cert_dir: str | None) -> ssl.SSLContext:
-    return httpx2.create_ssl_context()
-
-
-def _on_response(limit: int) -> Callable[[httpx2.Response], Awaitable[None]]:
-    """The response hook of one server's HTTP client: note error statuses and bound answers, for the calling exchange.
-
-    Wrapping the body here (before httpx reads it, for plain and streamed requests alike)
-    rather than in a transport of our own keeps httpx's transports, and with them the
-    environment's proxies (``HTTPS_PROXY``, ``NO_PROXY``).
-    """
-
-    async def on_response(response: httpx2.Response) -> None:
-        exchange = _EXCHANGE.get()
-        if exchange is None:
-            return
-        if response.status_code >= 400:
-            exchange.http_status = response.status_code
-        if response.request.method == "POST":
-            assert isinstance(response.stream, httpx2.AsyncByteStream)
-            response.stream = _LimitedBody(response.stream, limit, exchange)
-
-    return on_response
 
 
 @asynccontextmanager
@@ -233,6 +152,12 @@ class Session:
     """Why the session ended, when it failed."""
     dead: bool = False
     """Set once the session can no longer serve calls."""
+    served: bool = False
+    """Set once the client is entered and the session can serve."""
+    closing: bool = False
+    """Set when the host closes the session (or gives it up before it served): it is not lost."""
+    lost: bool = False
+    """Set once its loss was logged (a session that is closing is never lost)."""
     ready: anyio.Event = field(default_factory=anyio.Event)
     """Set when the client is entered (or entering it failed)."""
     stopping: anyio.Event = field(default_factory=anyio.Event)
@@ -290,6 +215,7 @@ class Session:
                     if self.server_log is not None:
                         await self.server_log.attach(client)
                     self.client = client
+                    self.served = True
                     async with anyio.create_task_group() as watchers:
                         if self.resources is not None:
                             watchers.start_soon(self.resources.keep, client)
@@ -308,8 +234,7 @@ class Session:
             raise
         except (Exception, BaseExceptionGroup) as exc:
             self.error = exc
-            if self.client is not None and not self.stopping.is_set():
-                logger.warning("MCP server %r: session lost: %s", self.label, classify(exc).detail)
+            self._report_lost(classify(exc).detail)
         finally:
             # Calls in flight on this session have been answered by the SDK by now: its
             # dispatcher wakes every pending request with CONNECTION_CLOSED when it ends.
@@ -320,14 +245,28 @@ class Session:
             self.ready.set()
             self.done.set()
 
-    def mark_dead(self) -> None:
-        """No more calls on this session; ask the supervisor to close it."""
+    def mark_dead(self, lost: str | None = None) -> None:
+        """No more calls on this session; ask the supervisor to close it.
+
+        ``lost`` says why, when the session was lost rather than closed on purpose (a call,
+        a listing or a reconnect found it dead): the loss is then logged, once per session.
+        """
+        if lost is None:
+            self.closing = True
+        else:
+            self._report_lost(lost)
         self.dead = True
         self.stopping.set()
 
+    def _report_lost(self, why: str) -> None:
+        """The one warning that a session that served is gone (the gateway prints it as a stderr line)."""
+        if self.served and not self.closing and not self.lost:
+            self.lost = True
+            logger.warning("MCP server %r: session lost: %s", self.label, why)
+
     async def stop(self) -> None:
         """End the session: gracefully when it is up, by cancellation when not (or too slow)."""
-        self.dead = True
+        self.closing = self.dead = True
         if self.client is not None:
             self.stopping.set()
             with anyio.move_on_after(CLOSE_GRACE):
@@ -364,17 +303,7 @@ class Session:
                 redact=secrets.redact if (secrets := Secrets.of(spec)) else None,
             )
         else:
-            http = await stack.enter_async_context(
-                httpx2.AsyncClient(
-                    headers=dict(spec.headers or {}),
-                    auth=spec.auth,
-                    timeout=_HTTP_TIMEOUT,
-                    event_hooks={"response": [_on_response(spec.max_result_bytes)]},
-                    verify=_tls_context(spec.label),
-                    # the environment's proxies, never for a loopback server: a proxy's loopback is not ours
-                    trust_env=not is_loopback(spec.host or ""),
-                )
-            )
+            http = await stack.enter_async_context(http_client(spec))
             # One SSE event may be as large as a whole answer; the response hook bounds the answer.
             events = spec.max_result_bytes + 1
             target = _guarded(streamable_http_client(spec.url or "", http_client=http, max_sse_event_size=events))
@@ -402,7 +331,7 @@ class Session:
     def _on_fault(self, reason: str) -> None:
         """The server's output ended the read side: no more calls here; the next one reconnects."""
         self.fault = reason
-        self.mark_dead()
+        self.mark_dead(lost=reason)
 
     async def _on_message(self, message: Any) -> None:
         if isinstance(message, Exception):

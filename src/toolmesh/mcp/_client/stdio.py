@@ -12,8 +12,10 @@ reader
   timeout.
 
 Here stdout is split into lines as bytes, each decoded on its own, and no line is
-buffered beyond ``max_message_bytes``: the rest of an over-long line is skipped as it
-arrives. A line that cannot be read answers its request at once when its id can be
+buffered beyond ``max_message_bytes`` (or, for the answer to a guarded request such as
+a ``tools/list`` page, beyond its guard's ``max_bytes``: ``Inbound.line_bound``): the
+rest of an over-long line is skipped as it arrives, and it is never parsed. A line that
+cannot be read answers its request at once when its id can be
 found (``_wire.invalid_answer``: only that call fails); otherwise, when requests are
 waiting, the stream can no longer be trusted: ``on_fault`` is told why and the read
 side ends, so every waiting call fails at once as ``unavailable`` and the next call
@@ -38,7 +40,7 @@ import anyio
 import anyio.abc
 import anyio.lowlevel
 import mcp_types
-import pydantic
+import pydantic_core
 from mcp.client.stdio import (
     StdioServerParameters,
     _create_platform_compatible_process,
@@ -184,6 +186,19 @@ class _Reader:
         self._out = out
         self._on_fault = on_fault
         self._faulted = False
+        self._line_limit: int | None = None
+        """The bound of the line being read, once known to differ from ``limit`` (``_bound``)."""
+
+    def _bound(self, buffer: bytearray, piece: bytes) -> int:
+        """The bound of the line being read, once it is longer than a guarded answer may be."""
+        if self._line_limit is not None:
+            return self._line_limit
+        start = bytes(buffer[: _wire.SCAN_BYTES]) + piece[: max(0, _wire.SCAN_BYTES - len(buffer))]
+        limit, known = self._inbound.line_bound(start, self._limit)
+        limit = min(limit, self._limit)
+        if known:
+            self._line_limit = limit
+        return limit
 
     async def run(self, stdout: anyio.abc.ByteReceiveStream) -> None:
         """Read until end of stream; after a fault keep draining so the server can exit."""
@@ -191,6 +206,7 @@ class _Reader:
         skipping = False
         pending: bytes | None = None  # the kept start of an over-long line whose id was not in it
         tail = b""
+        inbound = self._inbound
         async for chunk in stdout:
             if buffer or skipping:
                 # A long line arrives chunk after chunk, each at once from the pipe's buffer:
@@ -209,8 +225,13 @@ class _Reader:
                             await self._too_long(pending, tail)
                             pending, tail = None, b""
                     continue
-                if len(buffer) + len(piece) > self._limit:
-                    kept = self._limit - len(buffer)
+                size = len(buffer) + len(piece)
+                limit = self._limit
+                if inbound.guarded and size > inbound.tightest:
+                    limit = self._bound(buffer, piece)
+                if size > limit:
+                    self._line_limit = None
+                    kept = limit - len(buffer)
                     buffer += piece[:kept]
                     prefix = bytes(buffer)
                     buffer.clear()
@@ -224,6 +245,7 @@ class _Reader:
                 if end < 0:
                     buffer += piece
                     continue
+                self._line_limit = None
                 if buffer:
                     buffer += piece
                     line = bytes(buffer)
@@ -235,25 +257,56 @@ class _Reader:
     async def _line(self, line: bytes) -> None:
         if self._faulted or not line.strip():
             return
+        if self._inbound.guarded and len(line) > self._inbound.tightest and await self._over_guard(line):
+            return
         try:
-            message = mcp_types.jsonrpc_message_adapter.validate_json(line, by_name=False)
-        except pydantic.ValidationError as exc:
+            # Parsed first, then validated: the union's own validate_json costs about 5x the memory
+            # on a large message (a page of thousands of tools), whose result stays a plain dict.
+            message = mcp_types.jsonrpc_message_adapter.validate_python(pydantic_core.from_json(line), by_name=False)
+        except ValueError as exc:  # not JSON (from_json), or not a JSON-RPC message (pydantic.ValidationError)
             await self._unreadable(line, _wire.describe_unreadable(line, exc))
             return
+        guard = None
         if isinstance(message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError):
+            guard = self._inbound.guard(message.id)
             known = self._inbound.answered(message.id)
             if known is False and message.id is not None:
                 await self._fault(f"it answered request id {message.id!r}, which was never sent or already answered")
                 return
-        await self._out.send(SessionMessage(message))
+        item = SessionMessage(message)
+        if guard is not None and isinstance(message, mcp_types.JSONRPCResponse):
+            item = _wire.inspected(item, guard)
+        await self._out.send(item)
+
+    async def _over_guard(self, line: bytes) -> bool:
+        """Refuse, unparsed, a whole line that answers a guarded request and is over its guard's bound.
+
+        (A line whose id came last is only known to be such an answer once it has ended.)
+        """
+        request_id = _wire.top_level(line)[0]
+        if request_id is None:
+            request_id = _wire.trailing_id(line[-_wire.TAIL_BYTES :])
+        guard = self._inbound.guard(request_id)
+        if guard is None or len(line) <= guard.max_bytes:
+            return False
+        assert isinstance(request_id, str | int)
+        self._inbound.answered(request_id)
+        await self._out.send(_wire.invalid_answer(request_id, guard.too_large()))
+        return True
 
     async def _too_long(self, prefix: bytes, tail: bytes) -> None:
-        await self._unreadable(
-            prefix,
-            f"it is larger than max_result_bytes ({self._limit} bytes); raise max_result_bytes on the server "
-            "spec if such answers are expected",
-            tail,
-        )
+        request_id = _wire.top_level(prefix)[0]
+        if request_id is None and tail:
+            request_id = _wire.trailing_id(tail)
+        guard = self._inbound.guard(request_id)
+        if guard is not None:
+            reason = guard.too_large()
+        else:
+            reason = (
+                f"it is larger than max_result_bytes ({self._limit} bytes); raise max_result_bytes on the server "
+                "spec if such answers are expected"
+            )
+        await self._unreadable(prefix, reason, tail)
 
     async def _unreadable(self, line: bytes, reason: str, tail: bytes = b"") -> None:
         request_id, has_method = _wire.top_level(line)

@@ -1,13 +1,15 @@
 """Discovery: every page of one server's ``tools/list``, and the rows made from it.
 
 Listing is bounded by the server spec: a cursor the server already gave, more pages
-than ``max_pages``, more tools than ``max_tools`` (unless ``on_too_many_tools="keep_first"``,
-which keeps the first ones with a warning), a description longer than
-``max_description_chars`` or a schema larger than ``max_schema_bytes`` is a discovery
-error naming the server, the limit and how to raise it; never a hang or a silent
-truncation. At connect, rows are made all-or-nothing: names are assigned for
-the whole server at once by the ``NamePolicy``, so a collision leaves nothing
-half-added. At a refresh, a colliding tool is left out instead (``rebuild_rows``).
+than ``max_pages``, a page larger than ``max_page_bytes``, more tools than ``max_tools``
+(unless ``on_too_many_tools="keep_first"``, which keeps the first ones with a warning), a
+description longer than ``max_description_chars`` or a schema larger than
+``max_schema_bytes`` is a discovery error naming the server, the limit and how to raise
+it; never a hang or a silent truncation. Each is checked as early as it can be, a page's
+size and count before the page is read into models (``listing_limits``). At connect,
+rows are made all-or-nothing: names are assigned for the whole server at once by the
+``NamePolicy``, so a collision leaves nothing half-added. At a refresh, a colliding tool
+is left out instead (``rebuild_rows``).
 
 A refresh keeps the rows of tools that did not change (``build_rows``' ``previous``):
 only new and changed tools get new rows. A row is only its listed tool, its name and its
@@ -30,32 +32,40 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import mcp_types
-import pydantic_core
 
 from toolmesh._core.errors import NameCollisionError, ServerConnectionError
 from toolmesh._core.names import NamePolicy, describe_mcp_tool
 from toolmesh._core.slots import DERIVED, slot_constructor
 from toolmesh._rows.rows import McpCaller, McpEntry
 
+from .listing_limits import PageGuard, check_size, kept_first, too_many
+
 if TYPE_CHECKING:
     from mcp import Client
 
     from toolmesh.mcp._spec.server import McpServer
+
+    from .wire import Exchange
 
 __all__ = ["build_rows", "discover_tools", "owners", "rebuild_rows"]
 
 logger = logging.getLogger("toolmesh.mcp")
 
 
-async def discover_tools(client: Client, spec: McpServer) -> list[mcp_types.Tool]:
+async def discover_tools(client: Client, spec: McpServer, sent: Exchange | None = None) -> list[mcp_types.Tool]:
     """Every tool the server lists that the spec's ``include``/``exclude`` keep, in the server's order,
     following ``nextCursor``, within the spec's limits (``max_tools`` counts the tools kept).
+
+    Each page is guarded on the wire (``listing_limits.PageGuard``, through ``sent``, the
+    listing's ``Exchange``): a page over its bound in bytes is refused before it is parsed,
+    and one that takes the count past ``max_tools`` before a model of its tools is built.
 
     Raises:
         ServerConnectionError: when the server repeats a cursor, has more than
             ``max_pages`` pages or more than ``max_tools`` tools kept (unless the spec
-            keeps the first ones), or a kept tool's description or schema is over its
-            limit. Errors of the session itself propagate unchanged.
+            keeps the first ones), a page is larger than its bound, or a kept tool's
+            description or schema is over its limit. Errors of the session itself
+            propagate unchanged.
     """
     server, max_pages = spec.label, spec.max_pages
     tools: list[mcp_types.Tool] = []
@@ -63,18 +73,35 @@ async def discover_tools(client: Client, spec: McpServer) -> list[mcp_types.Tool
     unmatched = set(spec.include or ())
     cursor: str | None = None
     for page in range(1, max_pages + 1):
-        # The first page always goes to the server: a connect or refresh wants today's list.
-        result = await client.list_tools(cursor=cursor, cache_mode="refresh" if cursor is None else "use")
+        guard = PageGuard(spec, len(tools))
+        if sent is not None:
+            sent.guard = guard
+        try:
+            # The first page always goes to the server: a connect or refresh wants today's list.
+            result = await client.list_tools(cursor=cursor, cache_mode="refresh" if cursor is None else "use")
+        except Exception:
+            if guard.refused is not None:
+                raise guard.refused from None
+            raise
+        finally:
+            if sent is not None:
+                sent.guard = None
         kept = _kept(spec, result.tools)
         for tool in kept:
-            _check_size(spec, tool)
+            check_size(spec, tool)
         tools.extend(kept)
+        if guard.cut is not None:  # keep_first: the page was cut at max_tools
+            kept_first(spec, *guard.cut)  # not all listed: no pattern is known unmatched
+            return tools[: spec.max_tools]
         if unmatched:
             names = [tool.name for tool in result.tools]
             unmatched -= {pattern for pattern in unmatched if fnmatch.filter(names, pattern)}
         cursor = result.next_cursor or None
-        if len(tools) > spec.max_tools:
-            return _too_many(spec, tools, more=cursor is not None)  # not all listed: no pattern is known unmatched
+        if len(tools) > spec.max_tools:  # a transport toolmesh does not read (in-process)
+            if spec.on_too_many_tools != "keep_first":
+                raise too_many(spec, len(tools), cursor is not None)
+            kept_first(spec, len(tools), cursor is not None)
+            return tools[: spec.max_tools]
         if cursor is None:
             for pattern in sorted(unmatched):
                 logger.warning("MCP server %r: include pattern %r matches none of its tools", spec.label, pattern)
@@ -91,54 +118,6 @@ async def discover_tools(client: Client, spec: McpServer) -> list[mcp_types.Tool
         f"tools/list has more than {max_pages} pages ({len(tools)} tools so far); if the catalog really is "
         f"that large, raise max_pages on the server spec, or narrow it with include=[...]",
     )
-
-
-def _too_many(spec: McpServer, tools: list[mcp_types.Tool], *, more: bool) -> list[mcp_types.Tool]:
-    count = f"{len(tools)}{' or more' if more else ''} tools"
-    if spec.include is not None or spec.exclude:
-        count += " that include/exclude keep"
-    if spec.on_too_many_tools == "keep_first":
-        logger.warning(
-            "MCP server %r lists %s, more than max_tools=%d: keeping the first %d "
-            "(raise max_tools on the server spec to keep them all)",
-            spec.label,
-            count,
-            spec.max_tools,
-            spec.max_tools,
-        )
-        return tools[: spec.max_tools]
-    raise ServerConnectionError(
-        spec.label,
-        f"tools/list has {count}, more than max_tools={spec.max_tools}; raise max_tools on the server "
-        'spec, or keep the first ones with on_too_many_tools="keep_first"',
-    )
-
-
-def _check_size(spec: McpServer, tool: mcp_types.Tool) -> None:
-    """Refuse a tool whose description or schemas are larger than the spec allows."""
-    description = tool.description or ""
-    if len(description) > spec.max_description_chars:
-        raise ServerConnectionError(
-            spec.label,
-            f"the description of tool {tool.name!r} has {len(description)} characters, more than "
-            f"max_description_chars={spec.max_description_chars}; raise max_description_chars on the server "
-            "spec, or leave the tool out with exclude=[...]",
-        )
-    if tool.input_schema is not None:
-        _check_schema_size(spec, tool, "inputSchema", tool.input_schema)
-    if tool.output_schema is not None:
-        _check_schema_size(spec, tool, "outputSchema", tool.output_schema)
-
-
-def _check_schema_size(spec: McpServer, tool: mcp_types.Tool, field: str, schema: Any) -> None:
-    size = len(pydantic_core.to_json(schema))
-    if size > spec.max_schema_bytes:
-        raise ServerConnectionError(
-            spec.label,
-            f"the {field} of tool {tool.name!r} has {size} bytes, more than max_schema_bytes="
-            f"{spec.max_schema_bytes}; raise max_schema_bytes on the server spec, or leave the tool out "
-            "with exclude=[...]",
-        )
 
 
 def _kept(spec: McpServer, tools: Sequence[mcp_types.Tool]) -> list[mcp_types.Tool]:

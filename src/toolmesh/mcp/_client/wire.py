@@ -11,6 +11,12 @@ answered waits out its whole timeout. ``Inbound`` keeps the ids of the requests 
 not yet answered, so an unreadable answer fails its own request at once with a
 local error (``invalid_answer``) saying what was wrong; what cannot be tied to a request
 is reported as a fault of the session.
+
+A request sent while its ``Exchange`` holds an ``AnswerGuard`` (a ``tools/list`` page) has
+its answer checked here, before the SDK builds objects from it: its bytes against the
+guard's ``max_bytes`` before it is parsed at all (the stdio reader, the HTTP response
+hook), then its parsed ``result`` by the guard's ``inspect``, which may trim it or refuse
+it. A refused answer fails its own request as ``invalid_answer`` does.
 """
 
 from __future__ import annotations
@@ -23,7 +29,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Any, Self
+from typing import Any, Protocol, Self
 
 import anyio
 import anyio.abc
@@ -35,16 +41,21 @@ from mcp.shared.message import SessionMessage
 
 __all__ = [
     "INVALID_ANSWER",
+    "AnswerGuard",
     "Exchange",
     "GuardedReadStream",
     "GuardedWriteStream",
     "Inbound",
     "UnsendableMessage",
+    "SCAN_BYTES",
+    "TAIL_BYTES",
     "describe_unreadable",
     "encode",
     "exchange",
+    "inspected",
     "invalid_answer",
     "top_level",
+    "trailing_id",
 ]
 
 INVALID_ANSWER = "toolmesh: the server's answer could not be read: "
@@ -55,6 +66,23 @@ _PER_EXCHANGE = 8
 
 _TRACKED = 4096
 """How many sent-but-unanswered (or cancelled) request ids are remembered per session."""
+
+
+class AnswerGuard(Protocol):
+    """What the sender of a request checks of its answer on the wire, before the SDK reads it."""
+
+    @property
+    def max_bytes(self) -> int:
+        """The most bytes the answer may have; a longer one is refused before it is parsed."""
+        ...
+
+    def too_large(self) -> str:
+        """Note that the answer went over ``max_bytes``; the reason its request fails with."""
+        ...
+
+    def inspect(self, result: dict[str, Any]) -> str | None:
+        """Check (and possibly trim, in place) the parsed ``result``; the reason to refuse it, or None."""
+        ...
 
 
 @dataclass(slots=True)
@@ -72,6 +100,8 @@ class Exchange:
     """The status of an HTTP error answer (the SDK turns it into a generic error)."""
     too_large: int | None = None
     """The limit (bytes) the answer's body went over, when it did."""
+    guard: AnswerGuard | None = None
+    """While set, the guard of each request sent in this exchange."""
 
 
 _EXCHANGE: ContextVar[Exchange | None] = ContextVar("toolmesh_mcp_exchange", default=None)
@@ -158,8 +188,8 @@ class GuardedWriteStream(_ClosesOnExit):
         """
         data = encode(item.message)
         if self._inbound is not None:
-            self._inbound.sent(item.message)
             current = _EXCHANGE.get()
+            self._inbound.sent(item.message, current.guard if current is not None else None)
             if current is not None and isinstance(item.message, mcp_types.JSONRPCRequest):
                 current.request_ids.append(item.message.id)
                 del current.request_ids[:-_PER_EXCHANGE]
@@ -198,14 +228,18 @@ class GuardedReadStream(_ClosesOnExit):
         return getattr(self._inner, "last_context", None)
 
     async def receive(self) -> SessionMessage | Exception:
-        """The next item, with an answer to an id never sent turned into its request's error."""
+        """The next item, with an answer to an id never sent turned into its request's error,
+        and a guarded request's answer inspected (``AnswerGuard.inspect``)."""
         item: SessionMessage | Exception = await self._inner.receive()
         if isinstance(item, Exception) or not isinstance(
             item.message, mcp_types.JSONRPCResponse | mcp_types.JSONRPCError
         ):
             return item
         wrong = item.message.id
+        guard = self._inbound.guard(wrong)
         if self._inbound.answered(wrong) is not False or wrong is None:
+            if guard is not None and isinstance(item.message, mcp_types.JSONRPCResponse):
+                return inspected(item, guard)
             return item
         context = self.last_context
         sent = context.get(_EXCHANGE) if context is not None else None
@@ -235,41 +269,90 @@ def invalid_answer(request_id: mcp_types.RequestId, reason: str) -> SessionMessa
     return SessionMessage(mcp_types.JSONRPCError(jsonrpc="2.0", id=request_id, error=error))
 
 
-class Inbound:
-    """The requests a session sent and is waiting for, to tie unreadable answers to them."""
+def inspected(item: SessionMessage, guard: AnswerGuard) -> SessionMessage:
+    """A guarded request's answer after its guard's ``inspect``: as it is (perhaps trimmed), or refused."""
+    message = item.message
+    assert isinstance(message, mcp_types.JSONRPCResponse)
+    reason = guard.inspect(message.result)
+    return item if reason is None else invalid_answer(message.id, reason)
 
-    __slots__ = ("_cancelled", "_outstanding")
+
+class Inbound:
+    """The requests a session sent and is waiting for, to tie unreadable answers to them, with their guards."""
+
+    __slots__ = ("_cancelled", "_guards", "_outstanding")
 
     def __init__(self) -> None:
         self._outstanding: OrderedDict[mcp_types.RequestId, str] = OrderedDict()
         self._cancelled: OrderedDict[mcp_types.RequestId, None] = OrderedDict()
+        self._guards: dict[mcp_types.RequestId, AnswerGuard] = {}
 
     @property
     def waiting(self) -> bool:
         """Whether any request sent on the session is still unanswered."""
         return bool(self._outstanding)
 
-    def sent(self, message: mcp_types.JSONRPCMessage) -> None:
-        """Note an outbound message: a request now waits; a cancellation ends a wait."""
+    @property
+    def guarded(self) -> bool:
+        """Whether any request still waiting has a guard."""
+        return bool(self._guards)
+
+    @property
+    def tightest(self) -> int:
+        """The smallest bound of the guarded requests still waiting (asked only while ``guarded``)."""
+        return min(guard.max_bytes for guard in self._guards.values())
+
+    def sent(self, message: mcp_types.JSONRPCMessage, guard: AnswerGuard | None = None) -> None:
+        """Note an outbound message: a request now waits (with ``guard`` on its answer); a cancellation ends a wait."""
         if isinstance(message, mcp_types.JSONRPCRequest):
-            _remember(self._outstanding, coerce_request_id(message.id), message.method)
+            request_id = coerce_request_id(message.id)
+            _remember(self._outstanding, request_id, message.method)
+            if guard is not None:
+                self._guards[request_id] = guard
         elif isinstance(message, mcp_types.JSONRPCNotification) and message.method == "notifications/cancelled":
-            request_id = (message.params or {}).get("requestId")
-            if isinstance(request_id, str | int):
-                request_id = coerce_request_id(request_id)
-                if self._outstanding.pop(request_id, None) is not None:
-                    _remember(self._cancelled, request_id, None)
+            cancelled = (message.params or {}).get("requestId")
+            if isinstance(cancelled, str | int):
+                cancelled = coerce_request_id(cancelled)
+                self._guards.pop(cancelled, None)
+                if self._outstanding.pop(cancelled, None) is not None:
+                    _remember(self._cancelled, cancelled, None)
 
     def answered(self, request_id: mcp_types.RequestId | None) -> bool | None:
         """Note an answer: True for a waiting request, None for a late one (cancelled), False otherwise."""
         if request_id is None:
             return False
         request_id = coerce_request_id(request_id)
+        self._guards.pop(request_id, None)
         if self._outstanding.pop(request_id, None) is not None:
             return True
         if self._cancelled.pop(request_id, None) is not None:
             return None
         return False
+
+    def guard(self, request_id: object) -> AnswerGuard | None:
+        """The guard of a request still waiting, or None."""
+        if not self._guards or not isinstance(request_id, str | int):
+            return None
+        return self._guards.get(coerce_request_id(request_id))
+
+    def line_bound(self, line: bytes, default: int) -> tuple[int, bool]:
+        """The most bytes the message starting with ``line`` may have, and whether that is known for sure.
+
+        An answer to a guarded request may have its guard's ``max_bytes``; anything else
+        ``default``. The id is read from the start of the line (``top_level``); while it
+        has not come, and the line is no request or notification of the server's, the line
+        can only answer a request still waiting: when each of them is guarded, the largest
+        of their bounds holds (not for sure: the id may yet name another).
+        """
+        request_id, has_method = top_level(line)
+        if has_method:
+            return default, True
+        if request_id is not None:
+            guard = self.guard(request_id)
+            return (default if guard is None else guard.max_bytes), True
+        if self._outstanding and all(key in self._guards for key in self._outstanding):
+            return max(guard.max_bytes for guard in self._guards.values()), False
+        return default, False
 
     def method(self, request_id: object) -> str | None:
         """The method of a request still waiting, or None."""
@@ -282,7 +365,8 @@ def _remember(table: OrderedDict[Any, Any], key: Any, value: Any) -> None:
         table.popitem(last=False)
 
 
-_SCAN = 64 * 1024
+SCAN_BYTES = 64 * 1024
+"""Bytes of a line ``top_level`` reads (every JSON-RPC writer puts ``id`` and ``method`` first, or last)."""
 _TOKEN = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[{}\[\]]')
 _SCALAR = re.compile(rb'\s*:\s*(-?\d+|"[^"\\]*(?:\\.[^"\\]*)*")')
 
@@ -297,7 +381,7 @@ def top_level(line: bytes) -> tuple[object, bool]:
     depth = 0
     found: object = None
     method = False
-    for token in _TOKEN.finditer(line, 0, _SCAN):
+    for token in _TOKEN.finditer(line, 0, SCAN_BYTES):
         text = token.group()
         if text in (b"{", b"["):
             depth += 1
@@ -336,15 +420,16 @@ def trailing_id(tail: bytes) -> object:
     return raw[1:-1].decode("utf-8", "replace") if raw.startswith(b'"') else int(raw)
 
 
-def describe_unreadable(line: bytes, exc: pydantic.ValidationError) -> str:
-    """What is wrong with a line the SDK's message model rejected, in a few words."""
+def describe_unreadable(line: bytes, exc: ValueError) -> str:
+    """What is wrong with a line that is not JSON (``pydantic_core.from_json``'s error) or that the
+    SDK's message model rejected (a ``pydantic.ValidationError``), in a few words."""
     try:
         line.decode("utf-8")
     except UnicodeDecodeError as bad:
         return f"it is not valid UTF-8 (byte 0x{line[bad.start]:02x} at offset {bad.start})"
-    errors = exc.errors(include_url=False, include_input=False)
-    if errors and errors[0]["type"] == "json_invalid":
-        problem = errors[0]["msg"].removeprefix("Invalid JSON: ")
+    errors = exc.errors(include_url=False, include_input=False) if isinstance(exc, pydantic.ValidationError) else None
+    if errors is None or (errors and errors[0]["type"] == "json_invalid"):
+        problem = str(exc) if errors is None else errors[0]["msg"].removeprefix("Invalid JSON: ")
         if "recursion limit" in problem:
             return f"it is nested deeper than the JSON parser allows ({problem})"
         return f"it is not JSON ({problem}): {_excerpt(line)}"

@@ -173,12 +173,10 @@ def check_options(spec: SpecFields) -> None:
         value = getattr(spec, key)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             raise _error(spec, key, f"must be a whole number of at least 1, not {value!r}")
-    chars = spec.max_presentation_chars
-    if chars is not None and (isinstance(chars, bool) or not isinstance(chars, int) or chars < 1):
-        raise _error(spec, "max_presentation_chars", f"must be a whole number of at least 1 or None, not {chars!r}")
-    calls = spec.max_concurrent_calls
-    if calls is not None and (isinstance(calls, bool) or not isinstance(calls, int) or calls < 1):
-        raise _error(spec, "max_concurrent_calls", f"must be a whole number of at least 1 or None, not {calls!r}")
+    for key in ("max_page_bytes", "max_presentation_chars", "max_concurrent_calls"):
+        value = getattr(spec, key)
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise _error(spec, key, f"must be a whole number of at least 1 or None, not {value!r}")
     for key in ("prefix", "validate_arguments"):
         if not isinstance(getattr(spec, key), bool):
             raise _error(spec, key, f"must be true or false, not {getattr(spec, key)!r}")

@@ -74,6 +74,7 @@ class ServerEntry(BaseModel):
     max_description_chars: int | None = _both("maxDescriptionChars", "max_description_chars")
     max_schema_bytes: int | None = _both("maxSchemaBytes", "max_schema_bytes")
     max_result_bytes: int | None = _both("maxResultBytes", "max_result_bytes")
+    max_page_bytes: int | None = _both("maxPageBytes", "max_page_bytes")
     max_presentation_chars: int | None = _both("maxPresentationChars", "max_presentation_chars")
     protocol: str | None = _both("protocolVersion", "protocol")
     max_concurrent_calls: int | None = _both("maxConcurrentCalls", "max_concurrent_calls")
@@ -137,6 +138,7 @@ _WANTED: Final = {
     "max_description_chars": "a whole number",
     "max_schema_bytes": "a whole number",
     "max_result_bytes": "a whole number",
+    "max_page_bytes": "a whole number or null",
     "max_presentation_chars": "a whole number or null",
     "protocol": '"auto", "2025-11-25" or "2026-07-28"',
     "max_concurrent_calls": "a whole number or null",

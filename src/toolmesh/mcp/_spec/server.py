@@ -70,6 +70,7 @@ class McpServerOptions(TypedDict, total=False):
     max_description_chars: int
     max_schema_bytes: int
     max_result_bytes: int
+    max_page_bytes: int | None
     max_presentation_chars: int | None
     protocol: Protocol
     max_concurrent_calls: int | None
@@ -132,7 +133,8 @@ class McpServer:
     validate_arguments: bool = True
     """Check the model's arguments against the tool's ``inputSchema`` before sending the call."""
     max_tools: int = DEFAULT_MAX_TOOLS
-    """The most tools this server may list (after all pages)."""
+    """The most tools this server may list that ``include``/``exclude`` keep (counted page by page,
+    before the tools of a page are read)."""
     on_too_many_tools: Literal["error", "keep_first"] = "error"
     """Over ``max_tools``: fail discovery, or keep the first ``max_tools`` with a warning."""
     max_description_chars: int = DEFAULT_MAX_DESCRIPTION_CHARS
@@ -141,6 +143,9 @@ class McpServer:
     """The largest input or output schema (compact JSON bytes) accepted at discovery."""
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
     """The largest ``tools/call`` result accepted; more fails as ``upstream_error``."""
+    max_page_bytes: int | None = None
+    """The largest ``tools/list`` page (bytes of its message), refused before it is parsed; None:
+    ``max_tools`` * ``max_schema_bytes``. Never more than ``max_result_bytes``, which bounds any message."""
     max_presentation_chars: int | None = DEFAULT_MAX_PRESENTATION_CHARS
     """Text blocks longer than this are truncated in what the model is shown (the output keeps all); None: no bound."""
     protocol: Protocol = "auto"
@@ -202,7 +207,8 @@ class McpServer:
             **options: ``timeout``, ``call_timeout``, ``prefix``, ``aliases``, ``include``,
                 ``exclude``, ``max_pages`` and the limits (``validate_arguments``, ``max_tools``,
                 ``on_too_many_tools``, ``max_description_chars``, ``max_schema_bytes``,
-                ``max_result_bytes``, ``max_presentation_chars``), ``protocol``, ``max_concurrent_calls``.
+                ``max_result_bytes``, ``max_page_bytes``, ``max_presentation_chars``), ``protocol``,
+                ``max_concurrent_calls``.
 
         Raises:
             ServerConfigError: naming the bad key and the fix.
@@ -367,6 +373,7 @@ class McpServer:
             "max_description_chars": DEFAULT_MAX_DESCRIPTION_CHARS,
             "max_schema_bytes": DEFAULT_MAX_SCHEMA_BYTES,
             "max_result_bytes": DEFAULT_MAX_RESULT_BYTES,
+            "max_page_bytes": None,
             "max_presentation_chars": DEFAULT_MAX_PRESENTATION_CHARS,
             "protocol": "auto",
             "max_concurrent_calls": None,
