@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import anyio
 from _catalog import add
-from _mcp import demo_in_process
 
+from _mcp import demo_in_process
 from toolmesh import DeferPolicy, ToolCall, ToolRegistry, run_tool_calls
 
 

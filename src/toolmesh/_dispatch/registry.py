@@ -341,6 +341,12 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods, RegistrySearch):
                 raise self._missing(name)
         return ToolSnapshot({n: r for n, r in self._rows.items() if n in wanted}, self._settings, None, search)
 
+    def offered(self) -> list[Entry]:
+        """The rows a provider declares for this registry: those not deferred (a turn's snapshot
+        also offers the rows its searches found, and its search row)."""
+        deferred = self.deferred_names()
+        return [row for name, row in self._rows.items() if name not in deferred]
+
     def deferred_names(self) -> frozenset[str]:
         """The names of the rows a turn leaves to be found by search (row settings, then the ``DeferPolicy``)."""
         if self._deferred[0] != self._generation:

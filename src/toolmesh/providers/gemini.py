@@ -49,6 +49,7 @@ from ._common import (
     sole_json,
 )
 from ._declarations import declarations, freeze
+from ._deferred import offered
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -97,7 +98,14 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
         hosted.append(_hosted(row))
 
     functions = declarations(
-        catalog, _API, _function, _fresh, keep_hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+        offered(catalog),
+        _API,
+        _function,
+        _fresh,
+        keep_hosted,
+        provider=_PROVIDER,
+        api=_API,
+        invalid_names=invalid_names,
     )
     declared: list[types.ToolUnion] = [types.Tool(function_declarations=functions)] if functions else []
     declared.extend(hosted)

@@ -37,6 +37,7 @@ from ._common import (
     schemas_of,
 )
 from ._declarations import copy_top, declarations, freeze
+from ._deferred import offered
 from ._strict import repair_arguments, strict_parameters
 
 if TYPE_CHECKING:
@@ -74,7 +75,14 @@ def tools(
     """
     build = _strict_function if strict else _loose_function
     return declarations(
-        catalog, _KEYS[strict], build, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+        offered(catalog),
+        _KEYS[strict],
+        build,
+        copy_top,
+        _hosted,
+        provider=_PROVIDER,
+        api=_API,
+        invalid_names=invalid_names,
     )
 
 
