@@ -321,14 +321,21 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods, RegistrySearch):
             self._rows = rows
         self._touch()
 
-    def snapshot(self, active: Iterable[str] | None = None) -> ToolSnapshot:
+    def snapshot(self, active: Iterable[str] | None = None, *, defer: bool = True) -> ToolSnapshot:
         """Freeze the rows a turn advertises (all, or the ``active`` names, in catalog order).
+
+        With ``defer`` (the default) the rows the registry defers are left to be found by the
+        turn's search row; ``defer=False`` declares every row.
 
         Raises:
             ToolNotFoundError: when ``active`` names a row that does not exist.
         """
         search = SnapshotSearch(
-            self._defer, self._ranker, self.deferred_names(), partial(self._index_at, self._generation), active is None
+            self._defer,
+            self._ranker,
+            self.deferred_names() if defer else frozenset(),
+            partial(self._index_at, self._generation),
+            active is None,
         )
         if active is None:
             if self._name_index is None:
