@@ -78,6 +78,9 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
     ``{"type": "google_search"}``, ``{"type": "code_execution"}``, or with settings,
     ``{"type": "google_search", "google_search": {...}}``.
 
+    A snapshot with deferred rows declares what it offers now: its declared rows, the rows
+    its searches found and its ``search_tools`` row (``ToolSnapshot.offered``).
+
     A row whose name the Gemini rule rejects is left out with a warning
     (``invalid_names="skip"``), so the others can still be declared; ``"raise"``
     refuses the whole catalog instead. ``rejected_names(catalog, "gemini")`` lists them.

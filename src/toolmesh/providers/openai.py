@@ -59,7 +59,9 @@ def tools(
 
     Args:
         catalog: A ``ToolRegistry``, a ``ToolSnapshot`` (what the turn will dispatch) or an
-            iterable of rows or ``ToolDefinition``s.
+            iterable of rows or ``ToolDefinition``s. A snapshot with deferred rows declares
+            what it offers now: its declared rows, the rows its searches found and its
+            ``search_tools`` row (``ToolSnapshot.offered``).
         strict: Ask for strict function calling. Each tool whose schema can be made
             strict-compatible is sent with the rewritten schema and ``strict: true``; the
             others with their schema unchanged and ``strict: false``. Pass the same
