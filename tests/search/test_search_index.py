@@ -60,7 +60,8 @@ def test_the_index_follows_registrations_and_removals() -> None:
     assert {m.name for m in registry.search("multiply integers")} >= {"multiply", "add"}
     assert registry._index is index  # the same index, kept current, not a new one
     registry.unregister("add")
-    assert [m.name for m in registry.search("add integers")] == ["multiply"]
+    names = [m.name for m in registry.search("add integers")]
+    assert names[0] == "multiply" and "add" not in names
 
 
 def test_a_sync_reindexes_only_what_changed() -> None:
@@ -126,3 +127,20 @@ def test_a_failing_ranker_leaves_the_lexical_ranking(caplog: pytest.LogCaptureFi
     registry = make_registry()
     assert registry.search("forecast", ranker=broken)[0].name == "get_weather_forecast"
     assert "ranker failed" in caplog.text
+
+
+def test_a_query_in_other_words_finds_the_tool_through_the_thesaurus() -> None:
+    registry = ToolRegistry()
+
+    @registry.tool
+    async def create_directory(path: str) -> str:
+        """Create a new directory, nested ones included."""
+        return path
+
+    @registry.tool
+    async def read_media_file(path: str) -> str:
+        """Read an image or audio file as base64 data."""
+        return path
+
+    assert registry.search("make a folder named reports")[0].name == "create_directory"
+    assert registry.search("look at this picture")[0].name == "read_media_file"

@@ -26,12 +26,13 @@ import tantivy
 
 from toolmesh._rows.rows import Entry, McpEntry
 
+from .synonyms import EXPANSION_WEIGHT, related_words
 from .words import schema_text, split_words
 
 __all__ = ["FIELD_BOOSTS", "SearchIndex"]
 
 _ANALYSER = "toolmesh_words"
-FIELD_BOOSTS: Mapping[str, float] = {"name": 3.0, "title": 2.0, "description": 1.0, "parameters": 0.6}
+FIELD_BOOSTS: Mapping[str, float] = {"name": 2.0, "title": 1.5, "description": 1.0, "parameters": 0.6}
 """How much a match in each field counts."""
 _WRITER_HEAP = 15_000_000
 """tantivy's smallest indexing budget (bytes): rows are small, catalogs change in small steps."""
@@ -166,20 +167,10 @@ class SearchIndex:
         read until ``limit`` of them are accepted or none is left.
         """
         with self._lock:
-            terms = self._terms(text)
-            if not terms or not self._indexed or limit < 1:
+            query = self._query(text)
+            if query is None or not self._indexed or limit < 1:
                 return []
             searcher = self._current()
-            query = tantivy.Query.boolean_query(
-                [
-                    (
-                        tantivy.Occur.Should,
-                        tantivy.Query.boost_query(tantivy.Query.term_query(self._schema, f, t, index_option="freq"), b),
-                    )
-                    for t in terms
-                    for f, b in FIELD_BOOSTS.items()
-                ]
-            )
             total = len(self._indexed)
             wanted = limit if accept is None else min(total, max(limit * 4, 32))
             while True:
@@ -194,17 +185,36 @@ class SearchIndex:
                     return found[:limit]
                 wanted = total
 
-    def _term(self, field: str, term: str, boost: float) -> tantivy.Query:
-        return tantivy.Query.boost_query(
-            tantivy.Query.term_query(self._schema, field, term, index_option="freq"), boost
-        )
+    def _fields(self, token: str, weight: float) -> list[tantivy.Query]:
+        """``token`` searched in every field, each with its boost times ``weight``."""
+        return [
+            tantivy.Query.boost_query(
+                tantivy.Query.term_query(self._schema, field, token, index_option="freq"), boost * weight
+            )
+            for field, boost in FIELD_BOOSTS.items()
+        ]
 
-    def _terms(self, text: str) -> list[str]:
-        """The analysed (lower-cased, stemmed, stop words out) distinct terms of ``text``."""
-        terms: dict[str, None] = {}
-        for token in self._analyser.analyze(text):
-            terms.setdefault(token, None)
-        return list(terms)
+    def _query(self, text: str) -> tantivy.Query | None:
+        """The query of ``text``'s words: each word's terms (analysed: lower-cased, stemmed, stop words
+        out) in every field, and for a word of the thesaurus, the best match of its related words
+        (one of them counts, at ``EXPANSION_WEIGHT``). None when nothing is left to search."""
+        clauses: list[tuple[tantivy.Occur, tantivy.Query]] = []
+        own: set[str] = set()
+        for word in text.split():
+            for token in self._analyser.analyze(word):
+                if token not in own:
+                    own.add(token)
+                    clauses.extend((tantivy.Occur.Should, query) for query in self._fields(token, 1.0))
+        for word in text.split():
+            related = [
+                tantivy.Query.boolean_query([(tantivy.Occur.Should, q) for q in self._fields(token, EXPANSION_WEIGHT)])
+                for other in related_words(word)
+                for token in self._analyser.analyze(other)
+                if token not in own
+            ]
+            if related:
+                clauses.append((tantivy.Occur.Should, tantivy.Query.disjunction_max_query(related)))
+        return tantivy.Query.boolean_query(clauses) if clauses else None
 
 
 def _same_text(old: Entry, new: Entry) -> bool:
