@@ -9,7 +9,7 @@ snapshot ends one.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 __all__ = ["CalledTool", "FoundTool", "TurnLedger"]
 
@@ -41,16 +41,18 @@ class CalledTool:
     """The step (model call) of the turn the call belongs to, from 0."""
 
 
-@dataclass(slots=True)
 class TurnLedger:
-    """The mutable record of one turn, held by its snapshot."""
+    """The mutable record of one turn, held by its snapshot (a plain slotted class: one is made per turn)."""
 
-    deferred: frozenset[str]
-    """Rows left to be found by a search."""
-    found: list[FoundTool] = field(default_factory=list)
-    found_names: set[str] = field(default_factory=set)
-    called: list[CalledTool] = field(default_factory=list)
-    step: int = 0
+    __slots__ = ("called", "deferred", "found", "found_names", "step")
+
+    def __init__(self, deferred: frozenset[str]) -> None:
+        self.deferred = deferred
+        """Rows left to be found by a search."""
+        self.found: list[FoundTool] = []
+        self.found_names: set[str] = set()
+        self.called: list[CalledTool] = []
+        self.step = 0
 
     def find(self, names: list[str], search: str, query: str | None) -> list[str]:
         """Record ``names`` (deferred rows only, each once) as found; the names newly found."""

@@ -105,6 +105,7 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods, RegistrySearch):
         self._defer = defer
         self._ranker = ranker
         self._deferred: tuple[int, frozenset[str]] = (-1, frozenset())
+        self._searches: tuple[int, dict[tuple[bool, bool], SnapshotSearch]] = (-1, {})
 
     @property
     def name_policy(self) -> NamePolicy:
@@ -330,13 +331,7 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods, RegistrySearch):
         Raises:
             ToolNotFoundError: when ``active`` names a row that does not exist.
         """
-        search = SnapshotSearch(
-            self._defer,
-            self._ranker,
-            self.deferred_names() if defer else frozenset(),
-            partial(self._index_at, self._generation),
-            active is None,
-        )
+        search = self._snapshot_search(active is None, defer)
         if active is None:
             if self._name_index is None:
                 self._name_index = catalog_index(self._rows)
@@ -347,6 +342,20 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods, RegistrySearch):
             if name not in self._rows:
                 raise self._missing(name)
         return ToolSnapshot({n: r for n, r in self._rows.items() if n in wanted}, self._settings, None, search)
+
+    def _snapshot_search(self, whole: bool, defer: bool) -> SnapshotSearch:
+        """What a snapshot of this catalog version searches with (made once per version and kind)."""
+        generation = self._generation
+        cached = self._searches
+        if cached[0] != generation:
+            cached = self._searches = (generation, {})
+        key = (whole, defer)
+        search = cached[1].get(key)
+        if search is None:
+            deferred = self.deferred_names() if defer else frozenset()
+            shared = partial(self._index_at, generation)
+            search = cached[1][key] = SnapshotSearch(self._defer, self._ranker, deferred, shared, whole)
+        return search
 
     def offered(self) -> list[Entry]:
         """The rows a provider declares for this registry: those not deferred (a turn's snapshot

@@ -8,8 +8,7 @@ the turn's search row and its ledger: what was declared, found and called (``led
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from toolmesh._context.context import ToolContext, new_call_id
 from toolmesh._core.errors import ConfigurationError, ErrorKind, ToolExecutionError
@@ -32,9 +31,11 @@ __all__ = ["SnapshotSearch", "ToolSnapshot"]
 _DEFAULT_POLICY = DeferPolicy()
 
 
-@dataclass(frozen=True, slots=True)
-class SnapshotSearch:
-    """What a registry gives its snapshot for searching: its policy, ranker and index."""
+class SnapshotSearch(NamedTuple):
+    """What a registry gives its snapshot for searching: its policy, ranker and index.
+
+    A named tuple: a snapshot is taken per turn, and a tuple is the cheapest record to make.
+    """
 
     policy: DeferPolicy | None
     ranker: Ranker | None
