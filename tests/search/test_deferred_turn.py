@@ -144,3 +144,14 @@ async def test_the_search_row_searches_deferred_rows_only_and_bounds_its_limit()
     tools = one.output.blocks[0].value["tools"]  # type: ignore[union-attr]
     assert [tool["name"] for tool in tools] == ["send_email"] or [tool["name"] for tool in tools] == ["add"]
     assert bad.error is not None and bad.error.kind is ErrorKind.INVALID_ARGUMENTS
+
+
+async def test_a_long_lived_snapshot_remembers_a_bounded_number_of_calls() -> None:
+    from toolmesh._dispatch.ledger import MAX_CALLS_RECORDED
+
+    snapshot = make_registry().snapshot()
+    with anyio.fail_after(60):
+        for n in range(MAX_CALLS_RECORDED + 10):
+            await snapshot.dispatch("add", {"x": n, "y": 1})
+    assert len(snapshot.called) == MAX_CALLS_RECORDED
+    assert snapshot.called[-1].name == "add"

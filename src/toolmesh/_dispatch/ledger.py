@@ -9,9 +9,14 @@ snapshot ends one.
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
 
-__all__ = ["CalledTool", "FoundTool", "TurnLedger"]
+__all__ = ["MAX_CALLS_RECORDED", "CalledTool", "FoundTool", "TurnLedger"]
+
+MAX_CALLS_RECORDED = 4096
+"""The calls a snapshot remembers (the latest): a snapshot a gateway serves for a long time is no turn,
+and must not grow without bound."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,7 +56,7 @@ class TurnLedger:
         """Rows left to be found by a search."""
         self.found: list[FoundTool] = []
         self.found_names: set[str] = set()
-        self.called: list[CalledTool] = []
+        self.called: deque[CalledTool] = deque(maxlen=MAX_CALLS_RECORDED)
         self.step = 0
 
     def find(self, names: list[str], search: str, query: str | None) -> list[str]:

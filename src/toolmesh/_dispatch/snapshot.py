@@ -105,7 +105,7 @@ class ToolSnapshot(Catalog):
 
     @property
     def called(self) -> tuple[CalledTool, ...]:
-        """The rows dispatched so far, in the order their calls ended."""
+        """The rows dispatched so far, in the order their calls ended (the latest 4,096)."""
         return tuple(self.ledger.called)
 
     @property
