@@ -64,7 +64,7 @@ from toolmesh._dispatch.stream import ToolStream
 from toolmesh._dispatch.turn import CompletedCall, TurnResult, TurnStream, run_tool_calls, stream_tool_calls
 from toolmesh._rows.native import NativeTool, ToolOptions, tool
 from toolmesh._rows.rows import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
-from toolmesh._search.matches import Ranker, ToolMatch
+from toolmesh._search.matches import AsyncRanker, Ranker, ToolMatch
 from toolmesh._search.policy import DeferPolicy
 
 from .hooks import (
@@ -89,6 +89,7 @@ from .hooks import (
 from .mcp import McpServer, ServerConfigError
 
 __all__ = [
+    "AsyncRanker",
     "Audio",
     "CalledTool",
     "CatalogChange",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from toolmesh import DeferPolicy, ToolRegistry, tool
+from toolmesh import AsyncRanker, DeferPolicy, Ranker, ToolRegistry, tool
 
 
 @tool
@@ -46,9 +46,11 @@ async def _echo(arguments: dict[str, Any]) -> str:
     return str(arguments.get("text", ""))
 
 
-def make_registry(defer: DeferPolicy | None = None, **deferred: bool) -> ToolRegistry:
+def make_registry(
+    defer: DeferPolicy | None = None, ranker: Ranker | AsyncRanker | None = None, **deferred: bool
+) -> ToolRegistry:
     """The four native tools and a dynamic ``calendar__create_event``; ``deferred`` marks rows by name."""
-    registry = ToolRegistry(defer=defer)
+    registry = ToolRegistry(defer=defer, ranker=ranker)
     for fn in (get_weather_forecast, createPullRequest, send_email, add):
         registry.register(fn, defer_loading=deferred.get(fn.name))
     registry.register_dynamic(

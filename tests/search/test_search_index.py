@@ -144,3 +144,23 @@ def test_a_query_in_other_words_finds_the_tool_through_the_thesaurus() -> None:
 
     assert registry.search("make a folder named reports")[0].name == "create_directory"
     assert registry.search("look at this picture")[0].name == "read_media_file"
+
+
+async def test_an_async_ranker_is_awaited_by_asearch_and_by_the_search_row() -> None:
+    import anyio
+
+    from toolmesh import DeferPolicy, ToolCall, run_tool_calls
+
+    async def embeddings(query: str, rows: Sequence[Entry]) -> Mapping[str, float]:
+        await anyio.lowlevel.checkpoint()  # the query's embedding, from a service
+        return {"send_email": 1.0}
+
+    registry = make_registry(DeferPolicy(), embeddings, send_email=True, add=True)
+    assert [m.name for m in await registry.asearch("nothing lexical")] == ["send_email"]
+    with pytest.raises(TypeError, match="asearch"):
+        registry.search("nothing lexical")
+    snapshot = registry.snapshot()
+    assert [m.name for m in await snapshot.asearch("nothing lexical", deferred_only=True)] == ["send_email"]
+    with anyio.fail_after(10):
+        (found,) = await run_tool_calls(snapshot, [ToolCall.from_arguments("s", "search_tools", {"query": "zzz"})])
+    assert found.ok and [f.name for f in snapshot.found] == ["send_email"]

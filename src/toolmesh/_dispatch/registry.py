@@ -30,7 +30,7 @@ from toolmesh._rows.rows import (
     NativeEntry,
     describe_row,
 )
-from toolmesh._search.matches import Ranker
+from toolmesh._search.matches import AsyncRanker, Ranker
 from toolmesh._search.policy import DeferPolicy, deferred_names
 from toolmesh.mcp._client.servers import McpServers
 
@@ -66,7 +66,7 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods, RegistrySearch):
         elicitation: ElicitationCallback | None = None,
         sampling: SamplingCallback | None = None,
         defer: DeferPolicy | None = None,
-        ranker: Ranker | None = None,
+        ranker: Ranker | AsyncRanker | None = None,
     ) -> None:
         """Args:
         show_error_details: Show the text of unexpected exceptions to the model (default:
@@ -87,7 +87,8 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods, RegistrySearch):
         defer: Which rows a turn leaves to be found by search (rows may also ask for it
             themselves with ``defer_loading``), and how calls of unfound rows are treated.
         ranker: A host ranking (``ranker(query, rows) -> {name: score}``) fused with the
-            lexical one in every search of this registry and its snapshots.
+            lexical one in every search of this registry and its snapshots (an ``async def``
+            ranker is used by ``asearch`` and by a turn's search row; ``search`` refuses it).
         """
         if default_timeout is not None and default_timeout <= 0:
             raise ConfigurationError(f"default_timeout must be positive seconds, got {default_timeout!r}")

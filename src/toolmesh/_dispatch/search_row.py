@@ -11,7 +11,7 @@ result's metadata (``SEARCH_FOUND``) for provider modules that answer with defin
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 import jsonschema
@@ -33,7 +33,7 @@ SEARCH_DESCRIPTION = (
 _DESCRIPTION_CHARS = 300
 """How much of a found tool's description the search result repeats."""
 
-Searcher = Callable[[str, int], list[ToolMatch]]
+Searcher = Callable[[str, int], Awaitable[list[ToolMatch]]]
 """``search(query, limit)``: the deferred rows found, recorded as found."""
 
 
@@ -60,7 +60,7 @@ def make_search_row(policy: DeferPolicy, search: Searcher) -> DynamicEntry:
 
     async def handler(arguments: dict[str, Any], ctx: ToolContext[Any]) -> dict[str, Any]:
         limit = arguments.get("limit", policy.search_limit)
-        matches = search(arguments["query"], min(limit, policy.max_search_limit))
+        matches = await search(arguments["query"], min(limit, policy.max_search_limit))
         ctx.metadata[SEARCH_FOUND] = tuple(match.row for match in matches)
         tools = [
             {"name": match.name, "description": match.row.definition.description[:_DESCRIPTION_CHARS]}

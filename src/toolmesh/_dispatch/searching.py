@@ -14,42 +14,68 @@ from typing import TYPE_CHECKING
 
 from toolmesh._rows.rows import Entry
 from toolmesh._search.index import SearchIndex
-from toolmesh._search.matches import Ranker, ToolMatch, fuse
+from toolmesh._search.matches import AsyncRanker, Ranker, ToolMatch, awaited, fuse, is_async, rank_scores
 from toolmesh._search.words import MAX_QUERY_CHARS, query_text
 
 if TYPE_CHECKING:
     from toolmesh._core.suggest import NameIndex
 
-__all__ = ["RegistrySearch", "search_index"]
+__all__ = ["RegistrySearch", "SearchPlan"]
 
 _FUSION_DEPTH = 50
 """How many lexical hits (at least) take part in a fusion with a host ranker."""
 
 
-def search_index(
-    index: SearchIndex,
-    rows: Mapping[str, Entry],
-    query: str,
-    limit: int,
-    ranker: Ranker | None,
-    accept: Callable[[Entry], bool] | None,
-) -> list[ToolMatch]:
-    """The best ``limit`` rows of ``index`` for ``query`` (``accept`` filters), fused with ``ranker`` if any.
+class SearchPlan:
+    """One search's lexical half, done; the ranker's half is ``finish`` (sync) or ``afinish`` (async)."""
 
-    Raises:
-        TypeError: ``query`` is not a string.
-        ValueError: ``limit`` is not a whole number of at least 1.
-    """
-    if not isinstance(query, str):
-        raise TypeError(f"a search query is a string, not {type(query).__name__}")
-    if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
-        raise ValueError(f"limit must be a whole number of at least 1, not {limit!r}")
-    text = query_text(query)
-    if ranker is None:
-        return [ToolMatch(row.name, row, score) for row, score in index.search(text, limit, accept)]
-    lexical = index.search(text, max(limit * 4, _FUSION_DEPTH), accept)
-    candidates: Sequence[Entry] = [row for row in rows.values() if accept is None or accept(row)]
-    return fuse(query[:MAX_QUERY_CHARS], lexical, candidates, ranker, limit)
+    __slots__ = ("candidates", "lexical", "limit", "query", "ranker")
+
+    def __init__(
+        self,
+        index: SearchIndex,
+        rows: Mapping[str, Entry],
+        query: str,
+        limit: int,
+        ranker: Ranker | AsyncRanker | None,
+        accept: Callable[[Entry], bool] | None,
+    ) -> None:
+        if not isinstance(query, str):
+            raise TypeError(f"a search query is a string, not {type(query).__name__}")
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
+            raise ValueError(f"limit must be a whole number of at least 1, not {limit!r}")
+        self.query, self.limit, self.ranker = query[:MAX_QUERY_CHARS], limit, ranker
+        depth = limit if ranker is None else max(limit * 4, _FUSION_DEPTH)
+        self.lexical = index.search(query_text(query), depth, accept)
+        self.candidates: Sequence[Entry] = (
+            () if ranker is None else [row for row in rows.values() if accept is None or accept(row)]
+        )
+
+    def _plain(self) -> list[ToolMatch]:
+        return [ToolMatch(row.name, row, score) for row, score in self.lexical]
+
+    def finish(self) -> list[ToolMatch]:
+        """The matches, a sync ranker's scores fused in.
+
+        Raises:
+            TypeError: the ranker is an ``async def`` one (use ``asearch``).
+        """
+        if self.ranker is None:
+            return self._plain()
+        answer = rank_scores(self.ranker, self.query, self.candidates)
+        if is_async(answer):
+            answer.close()  # never awaited
+            raise TypeError("this ranker is async: search with `await ...asearch(...)`")
+        return fuse(self.lexical, self.candidates, answer, self.limit)
+
+    async def afinish(self) -> list[ToolMatch]:
+        """The matches, a sync or async ranker's scores fused in."""
+        if self.ranker is None:
+            return self._plain()
+        answer = rank_scores(self.ranker, self.query, self.candidates)
+        if is_async(answer):
+            answer = await awaited(answer)
+        return fuse(self.lexical, self.candidates, answer, self.limit)
 
 
 class RegistrySearch:
@@ -60,7 +86,7 @@ class RegistrySearch:
     _generation: int = 0
     """Bumped by every change of the catalog's rows."""
     _index: SearchIndex | None = None
-    _ranker: Ranker | None = None
+    _ranker: Ranker | AsyncRanker | None = None
 
     def _touch(self) -> None:
         """The rows changed: suggestions and the search index are out of date."""
@@ -88,12 +114,26 @@ class RegistrySearch:
         query language, and an empty or unusable one finds nothing.
 
         Raises:
+            TypeError: ``query`` is not a string, or the ranker is async (use ``asearch``).
+            ValueError: ``limit`` is below 1.
+        """
+        return self._plan(query, limit, ranker).finish()
+
+    async def asearch(
+        self, query: str, *, limit: int = 5, ranker: Ranker | AsyncRanker | None = None
+    ) -> list[ToolMatch]:
+        """``search``, with a ranker that may be ``async def`` (awaited in this task).
+
+        Raises:
             TypeError: ``query`` is not a string.
             ValueError: ``limit`` is below 1.
         """
+        return await self._plan(query, limit, ranker).afinish()
+
+    def _plan(self, query: str, limit: int, ranker: Ranker | AsyncRanker | None) -> SearchPlan:
         index = self._index_at(self._generation)
         assert index is not None
-        return search_index(index, self._rows, query, limit, ranker or self._ranker, None)
+        return SearchPlan(index, self._rows, query, limit, ranker or self._ranker, None)
 
     def _close_search(self) -> None:
         self._index = None

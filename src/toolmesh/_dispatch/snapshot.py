@@ -17,14 +17,14 @@ from toolmesh._core.result import Disposition, ToolResult
 from toolmesh._core.suggest import NameIndex
 from toolmesh._rows.rows import DynamicEntry, Entry
 from toolmesh._search.index import SearchIndex
-from toolmesh._search.matches import Ranker, ToolMatch
+from toolmesh._search.matches import AsyncRanker, Ranker, ToolMatch
 from toolmesh._search.policy import DeferPolicy
 
 from .catalog import Catalog
 from .execution import DispatchSettings
 from .ledger import CalledTool, FoundTool, TurnLedger
 from .search_row import make_search_row
-from .searching import search_index
+from .searching import SearchPlan
 
 __all__ = ["SnapshotSearch", "ToolSnapshot"]
 
@@ -38,7 +38,7 @@ class SnapshotSearch(NamedTuple):
     """
 
     policy: DeferPolicy | None
-    ranker: Ranker | None
+    ranker: Ranker | AsyncRanker | None
     deferred: frozenset[str]
     """The deferred rows of the whole catalog version."""
     shared: Callable[[], SearchIndex | None]
@@ -155,29 +155,49 @@ class ToolSnapshot(Catalog):
             deferred_only: Search the deferred rows only (what the search row does).
 
         Raises:
+            TypeError: ``query`` is not a string, or the ranker is async (use ``asearch``).
+            ValueError: ``limit`` is below 1.
+        """
+        return self._plan(query, limit, ranker, deferred_only).finish()
+
+    async def asearch(
+        self,
+        query: str,
+        *,
+        limit: int = 5,
+        ranker: Ranker | AsyncRanker | None = None,
+        deferred_only: bool = False,
+    ) -> list[ToolMatch]:
+        """``search``, with a ranker that may be ``async def`` (awaited in this task).
+
+        Raises:
             TypeError: ``query`` is not a string.
             ValueError: ``limit`` is below 1.
         """
+        return await self._plan(query, limit, ranker, deferred_only).afinish()
+
+    def _plan(self, query: str, limit: int, ranker: Ranker | AsyncRanker | None, deferred_only: bool) -> SearchPlan:
         rows = self._rows
         deferred = self.ledger.deferred
         index = self._index()
+        accept: Callable[[Entry], bool] | None
         if deferred_only:
 
             def accept(row: Entry) -> bool:
                 return row.name in deferred and rows.get(row.name) is row
 
         elif index is self._private or (self._search is not None and self._search.whole):
-            accept = None  # type: ignore[assignment]
+            accept = None
         else:
 
             def accept(row: Entry) -> bool:
                 return rows.get(row.name) is row
 
         ranker = ranker or (self._search.ranker if self._search is not None else None)
-        return search_index(index, rows, query, limit, ranker, accept)
+        return SearchPlan(index, rows, query, limit, ranker, accept)
 
-    def _search_deferred(self, query: str, limit: int) -> list[ToolMatch]:
-        matches = self.search(query, limit=limit, deferred_only=True)
+    async def _search_deferred(self, query: str, limit: int) -> list[ToolMatch]:
+        matches = await self.asearch(query, limit=limit, deferred_only=True)
         self.ledger.find([match.name for match in matches], self._policy.search_tool, query[:200])
         return matches
 

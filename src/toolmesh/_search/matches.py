@@ -11,14 +11,15 @@ ranking rises.
 
 from __future__ import annotations
 
+import inspect
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TypeAlias
+from typing import Any, TypeAlias
 
 from toolmesh._rows.rows import Entry
 
-__all__ = ["RRF_K", "Ranker", "ToolMatch", "fuse"]
+__all__ = ["RRF_K", "AsyncRanker", "Ranker", "RankerScores", "ToolMatch", "awaited", "fuse", "is_async", "rank_scores"]
 
 _logger = logging.getLogger("toolmesh")
 
@@ -29,9 +30,14 @@ Ranker: TypeAlias = Callable[[str, Sequence[Entry]], Mapping[str, float]]
 """``ranker(query, rows) -> {row name: score}``: a host's own relevance, higher is better.
 
 ``rows`` are the rows the search may return (the catalog's, or a turn's deferred rows);
-names it does not return are not ranked by it. It runs synchronously in the searching
-task: precompute what is slow (the rows' embeddings) and keep the per-query work small.
+names it does not return are not ranked by it. It runs in the searching task: precompute
+what is slow (the rows' embeddings) and keep the per-query work small. A ranker that must
+await (the query's embedding from a service) is an ``AsyncRanker``.
 """
+AsyncRanker: TypeAlias = Callable[[str, Sequence[Entry]], Awaitable[Mapping[str, float]]]
+"""An ``async def`` ranker: used by ``asearch`` and by a turn's search row (``search`` refuses it)."""
+RankerScores: TypeAlias = "Mapping[str, float] | BaseException"
+"""What a ranker answered, or what it raised."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,19 +53,39 @@ class ToolMatch:
     (comparable only within one search)."""
 
 
+def rank_scores(ranker: Ranker | AsyncRanker, query: str, candidates: Sequence[Entry]) -> Any:
+    """``ranker``'s answer (an awaitable for an async ranker), or the exception it raised."""
+    try:
+        return ranker(query, candidates)
+    except Exception as exc:
+        return exc
+
+
+async def awaited(answer: Any) -> RankerScores:
+    """An async ranker's answer, or the exception it raised."""
+    try:
+        return await answer  # type: ignore[no-any-return]
+    except Exception as exc:
+        return exc
+
+
+def is_async(answer: object) -> bool:
+    """Whether a ranker answered with an awaitable (it is an async ranker)."""
+    return inspect.isawaitable(answer)
+
+
 def fuse(
-    query: str,
     lexical: Sequence[tuple[Entry, float]],
     candidates: Sequence[Entry],
-    ranker: Ranker,
+    scores: RankerScores,
     limit: int,
     *,
     lexical_weight: float = 1.0,
     ranker_weight: float = 1.0,
 ) -> list[ToolMatch]:
-    """The best ``limit`` rows by reciprocal rank fusion of ``lexical`` (best first) and ``ranker``'s scores.
+    """The best ``limit`` rows by reciprocal rank fusion of ``lexical`` (best first) and a ranker's ``scores``.
 
-    A ranker that raises, or answers something other than a mapping of names to numbers,
+    A ranker that raised, or answered something other than a mapping of names to numbers,
     is logged and left out: the lexical ranking alone answers.
     """
     fused: dict[str, float] = {}
@@ -69,7 +95,8 @@ def fuse(
         rows[row.name] = row
     by_name = {row.name: row for row in candidates}
     try:
-        scores = ranker(query, candidates)
+        if isinstance(scores, BaseException):
+            raise scores
         ranked = sorted(
             ((float(score), name) for name, score in scores.items() if name in by_name),
             key=lambda pair: -pair[0],

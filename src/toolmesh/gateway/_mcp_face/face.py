@@ -323,7 +323,7 @@ class ProfileFace:
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         if self.search:
-            inner = search_mode_call(self.view.snapshot(), params)
+            inner = await search_mode_call(self.view.snapshot(), params)
             if isinstance(inner, mcp_types.CallToolResult):
                 return inner
             params = inner

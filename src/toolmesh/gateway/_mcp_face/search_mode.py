@@ -74,7 +74,7 @@ def _error(text: str) -> mcp_types.CallToolResult:
     return mcp_types.CallToolResult(content=[mcp_types.TextContent(text=text)], is_error=True)
 
 
-def search_answer(snapshot: ToolSnapshot, arguments: dict[str, Any] | None) -> mcp_types.CallToolResult:
+async def search_answer(snapshot: ToolSnapshot, arguments: dict[str, Any] | None) -> mcp_types.CallToolResult:
     """The answer of a ``search_tools`` call: the best rows of ``snapshot`` with their schemas."""
     arguments = arguments or {}
     query = arguments.get("query")
@@ -83,7 +83,7 @@ def search_answer(snapshot: ToolSnapshot, arguments: dict[str, Any] | None) -> m
         return _error("search_tools needs a 'query' string: the task to find tools for.")
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         return _error(f"search_tools: 'limit' must be a whole number from 1 to {_MAX_LIMIT}.")
-    matches = snapshot.search(query, limit=min(limit, _MAX_LIMIT))
+    matches = await snapshot.asearch(query, limit=min(limit, _MAX_LIMIT))
     tools = []
     for match in matches:
         listed = mcp_tool(match.row)
@@ -109,12 +109,12 @@ def unwrap_call(
     return params.model_copy(update={"name": name, "arguments": inner})
 
 
-def search_mode_call(
+async def search_mode_call(
     snapshot: ToolSnapshot, params: mcp_types.CallToolRequestParams
 ) -> mcp_types.CallToolRequestParams | mcp_types.CallToolResult:
     """A search-mode ``tools/call``: the answer (a search, or an error), or the inner call to dispatch."""
     if params.name == SEARCH_TOOL:
-        return search_answer(snapshot, params.arguments)
+        return await search_answer(snapshot, params.arguments)
     if params.name != CALL_TOOL:
         return _error(f"Unknown tool {params.name!r}: use search_tools, then call_tool.")
     return unwrap_call(params)
