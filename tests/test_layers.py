@@ -23,7 +23,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("toolmesh._rows",),
     ("toolmesh.mcp._spec",),
     ("toolmesh.mcp._client",),
-    ("toolmesh._hooks",),
+    ("toolmesh._hooks", "toolmesh._search"),
     ("toolmesh._dispatch",),
     ("toolmesh._policy", "toolmesh.providers"),
     ("toolmesh.bridges",),

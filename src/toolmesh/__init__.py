@@ -57,12 +57,15 @@ from toolmesh._dispatch.events import (
     SamplingEvent,
     ToolEvent,
 )
+from toolmesh._dispatch.ledger import CalledTool, FoundTool
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._dispatch.snapshot import ToolSnapshot
 from toolmesh._dispatch.stream import ToolStream
 from toolmesh._dispatch.turn import CompletedCall, TurnResult, TurnStream, run_tool_calls, stream_tool_calls
 from toolmesh._rows.native import NativeTool, ToolOptions, tool
 from toolmesh._rows.rows import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
+from toolmesh._search.matches import AsyncRanker, Ranker, ToolMatch
+from toolmesh._search.policy import DeferPolicy
 
 from .hooks import (
     Defer,
@@ -86,13 +89,16 @@ from .hooks import (
 from .mcp import McpServer, ServerConfigError
 
 __all__ = [
+    "AsyncRanker",
     "Audio",
+    "CalledTool",
     "CatalogChange",
     "CompletedCall",
     "ConfigurationError",
     "ConnectionState",
     "ContentBlock",
     "Defer",
+    "DeferPolicy",
     "Disposition",
     "DynamicEntry",
     "DynamicSchemaError",
@@ -103,6 +109,7 @@ __all__ = [
     "Entry",
     "ErrorKind",
     "Fail",
+    "FoundTool",
     "FromContext",
     "Hook",
     "HookError",
@@ -134,6 +141,7 @@ __all__ = [
     "ProgressCallback",
     "ProgressEvent",
     "PROVIDER_RULES",
+    "Ranker",
     "Refuse",
     "Repair",
     "ResourceLink",
@@ -161,6 +169,7 @@ __all__ = [
     "ToolDefinition",
     "ToolEvent",
     "ToolExecutionError",
+    "ToolMatch",
     "ToolmeshError",
     "ToolNotFoundError",
     "ToolOptions",

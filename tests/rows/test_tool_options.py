@@ -22,21 +22,30 @@ async def lookup(city: str, ctx: ToolContext[Any], days: int = 1) -> dict[str, i
 
 
 def test_tool_options_names_every_option_of_the_three_entry_points() -> None:
-    assert ToolOptions.__optional_keys__ == {"name", "description", "capabilities", "timeout", "show_error_details"}
+    assert ToolOptions.__optional_keys__ == {
+        "name",
+        "description",
+        "capabilities",
+        "timeout",
+        "show_error_details",
+        "defer_loading",
+    }
     options: ToolOptions = {
         "name": "weather",
         "description": "Weather by city.",
         "capabilities": ToolCapabilities(),
         "timeout": 5.0,
         "show_error_details": True,
+        "defer_loading": True,
     }
     registry = ToolRegistry()
     made = [NativeTool(lookup, **options), tool(**options)(lookup), registry.tool(**options)(lookup)]
     for native in made:
-        assert (native.name, native.description, native.timeout, native.show_error_details) == (
+        assert (native.name, native.description, native.timeout, native.show_error_details, native.defer_loading) == (
             "weather",
             "Weather by city.",
             5.0,
+            True,
             True,
         )
     assert registry["weather"].timeout == 5.0

@@ -321,6 +321,7 @@ def serve(
                 registry,
                 profiles={name: p.allows for name, p in gateway_config.profiles.items()},
                 hooks=gateway_config.hooks,
+                search=[name for name, p in gateway_config.profiles.items() if p.search],
             )
             sizes = _profile_sizes(registry, gateway_config)
             with upstream_lines():

@@ -15,6 +15,7 @@ __all__ = [
     "MCP_SERVER_LABEL",
     "MCP_TASK_ID",
     "MCP_WIRE_NAME",
+    "SEARCH_FOUND",
 ]
 
 MCP_SERVER_LABEL = "mcp.server_label"
@@ -33,3 +34,6 @@ MCP_ASKED = "mcp.asked"
 """What the server asked the host for during the call (elicitation, sampling), one dict per
 request, in order: ``kind``, ``mode`` (elicitation), ``message``, ``answered`` and, when
 answered, ``action`` (elicitation) or ``model`` (sampling); else ``reason``."""
+SEARCH_FOUND = "toolmesh.search.found"
+"""On a turn's search row call: the rows it found, in rank order (a tuple of rows), so a provider
+module can answer the search with its own item (``tool_search_output``, ``tool_reference`` blocks)."""

@@ -8,8 +8,9 @@ are shared with ``ToolSnapshot`` (``_snapshot``).
 from __future__ import annotations
 
 from collections.abc import Callable, Coroutine, Iterable, Mapping, Sequence
+from functools import partial
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar, Unpack, overload
+from typing import Any, ParamSpec, TypeVar, Unpack, overload
 
 from opentelemetry import trace
 
@@ -29,16 +30,16 @@ from toolmesh._rows.rows import (
     NativeEntry,
     describe_row,
 )
+from toolmesh._search.matches import AsyncRanker, Ranker
+from toolmesh._search.policy import DeferPolicy, deferred_names
 from toolmesh.mcp._client.servers import McpServers
 
 from .catalog import Catalog, catalog_index
 from .changes import CatalogEvents, reported
 from .execution import DispatchSettings, run_native
 from .registry_mcp import McpMethods
-from .snapshot import ToolSnapshot
-
-if TYPE_CHECKING:
-    pass
+from .searching import RegistrySearch
+from .snapshot import SnapshotSearch, ToolSnapshot
 
 __all__ = ["ToolRegistry"]
 
@@ -48,7 +49,7 @@ T = TypeVar("T")
 R = TypeVar("R")
 
 
-class ToolRegistry(Catalog, CatalogEvents, McpMethods):
+class ToolRegistry(Catalog, CatalogEvents, McpMethods, RegistrySearch):
     """One catalog of typed rows: native functions, dynamic and hosted tools, MCP servers' tools.
 
     Use it as ``async with ToolRegistry() as registry:`` when it connects MCP servers,
@@ -64,6 +65,8 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
         names: NamePolicy | None = None,
         elicitation: ElicitationCallback | None = None,
         sampling: SamplingCallback | None = None,
+        defer: DeferPolicy | None = None,
+        ranker: Ranker | AsyncRanker | None = None,
     ) -> None:
         """Args:
         show_error_details: Show the text of unexpected exceptions to the model (default:
@@ -81,6 +84,11 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
         sampling: Answers tools' requests for a completion of the host's model (MCP sampling
             and native ``ctx.sample``) for every call whose context sets none; declares the
             sampling capability to MCP servers, as ``elicitation`` does for its own.
+        defer: Which rows a turn leaves to be found by search (rows may also ask for it
+            themselves with ``defer_loading``), and how calls of unfound rows are treated.
+        ranker: A host ranking (``ranker(query, rows) -> {name: score}``) fused with the
+            lexical one in every search of this registry and its snapshots (an ``async def``
+            ranker is used by ``asearch`` and by a turn's search row; ``search`` refuses it).
         """
         if default_timeout is not None and default_timeout <= 0:
             raise ConfigurationError(f"default_timeout must be positive seconds, got {default_timeout!r}")
@@ -93,6 +101,12 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
         self._mcp = McpServers(lambda: self._rows, lambda: self.name_policy, self._rebuild, callbacks)
         """The one owner of MCP server state: connections, their rows, refreshes."""
         self._lifecycle = "new"
+        if defer is not None and not isinstance(defer, DeferPolicy):
+            raise ConfigurationError(f"defer must be a DeferPolicy, not {type(defer).__name__}")
+        self._defer = defer
+        self._ranker = ranker
+        self._deferred: tuple[int, frozenset[str]] = (-1, frozenset())
+        self._searches: tuple[int, dict[tuple[bool, bool], SnapshotSearch]] = (-1, {})
 
     @property
     def name_policy(self) -> NamePolicy:
@@ -125,6 +139,7 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
         if self._lifecycle == "closed":
             return
         self._lifecycle = "closed"
+        self._close_search()
         await self._mcp.aclose()
 
     def __repr__(self) -> str:
@@ -156,7 +171,7 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
             self._rebuild()
         else:
             self._rows[row.name] = row
-            self._name_index = None
+            self._touch()
         if isinstance(row, NativeEntry):
             self._by_function[id(row.tool)] = row
             self._by_function[id(row.tool.fn)] = row
@@ -173,6 +188,7 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
         name: str | None = None,
         replace: bool = False,
         timeout: float | None = None,
+        defer_loading: bool | None = None,
     ) -> NativeEntry:
         """Add a ``@tool`` (or a plain function, decorated on the way) as a native row.
 
@@ -195,6 +211,7 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
             native,
             timeout if timeout is not None else native.timeout,
             native.show_error_details,
+            defer_loading if defer_loading is not None else native.defer_loading,
         )
         self._add(row, replace)
         return row
@@ -232,6 +249,7 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
         timeout: float | None = None,
         show_error_details: bool | None = None,
         replace: bool = False,
+        defer_loading: bool | None = None,
     ) -> DynamicEntry:
         """Add a tool defined at run time: a JSON Schema and ``async handler(arguments[, ctx])``.
 
@@ -248,6 +266,7 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
             capabilities=capabilities,
             timeout=timeout,
             show_error_details=show_error_details,
+            defer_loading=defer_loading,
         )
         self._add(row, replace)
         return row
@@ -283,7 +302,7 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
         """
         row = self[name]
         del self._rows[name]
-        self._name_index = None
+        self._touch()
         if isinstance(row, McpEntry):
             self._mcp.forget(row)
         else:
@@ -302,24 +321,54 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods):
         with self._reporting():
             self._refuse(server, refused)
             self._rows = rows
-        self._name_index = None
+        self._touch()
 
-    def snapshot(self, active: Iterable[str] | None = None) -> ToolSnapshot:
+    def snapshot(self, active: Iterable[str] | None = None, *, defer: bool = True) -> ToolSnapshot:
         """Freeze the rows a turn advertises (all, or the ``active`` names, in catalog order).
+
+        With ``defer`` (the default) the rows the registry defers are left to be found by the
+        turn's search row; ``defer=False`` declares every row.
 
         Raises:
             ToolNotFoundError: when ``active`` names a row that does not exist.
         """
+        search = self._snapshot_search(active is None, defer)
         if active is None:
             if self._name_index is None:
                 self._name_index = catalog_index(self._rows)
             # same names, same index: it is built at most once per catalog version
-            return ToolSnapshot(self._rows, self._settings, self._name_index)
+            return ToolSnapshot(self._rows, self._settings, self._name_index, search)
         wanted = set(active)
         for name in wanted:
             if name not in self._rows:
                 raise self._missing(name)
-        return ToolSnapshot({n: r for n, r in self._rows.items() if n in wanted}, self._settings)
+        return ToolSnapshot({n: r for n, r in self._rows.items() if n in wanted}, self._settings, None, search)
+
+    def _snapshot_search(self, whole: bool, defer: bool) -> SnapshotSearch:
+        """What a snapshot of this catalog version searches with (made once per version and kind)."""
+        generation = self._generation
+        cached = self._searches
+        if cached[0] != generation:
+            cached = self._searches = (generation, {})
+        key = (whole, defer)
+        search = cached[1].get(key)
+        if search is None:
+            deferred = self.deferred_names() if defer else frozenset()
+            shared = partial(self._index_at, generation)
+            search = cached[1][key] = SnapshotSearch(self._defer, self._ranker, deferred, shared, whole)
+        return search
+
+    def offered(self) -> list[Entry]:
+        """The rows a provider declares for this registry: those not deferred (a turn's snapshot
+        also offers the rows its searches found, and its search row)."""
+        deferred = self.deferred_names()
+        return [row for name, row in self._rows.items() if name not in deferred]
+
+    def deferred_names(self) -> frozenset[str]:
+        """The names of the rows a turn leaves to be found by search (row settings, then the ``DeferPolicy``)."""
+        if self._deferred[0] != self._generation:
+            self._deferred = (self._generation, deferred_names(self._rows, self._defer))
+        return self._deferred[1]
 
     # -- typed direct calls -------------------------------------------------------
 

@@ -134,7 +134,8 @@ async def run_tool_calls(
     order. Only cancellation of the awaiting task propagates.
 
     Args:
-        snapshot: The rows the turn advertised (a registry is snapshotted first).
+        snapshot: The rows the turn advertised (a registry is snapshotted first). The calls are
+            one step of the snapshot's turn: the step ends when they have run.
         calls: The model's calls, e.g. from a provider's ``parse_tool_calls``.
         ctx_factory: Builds each call's context; ``ToolContext(call_id=call.id)`` by default.
         hooks: Hooks (or stacks), run in order for every call.
@@ -246,6 +247,7 @@ class _Turn:
                 for _ in range(workers - 1):
                     group.start_soon(self._work, emit)
                 await self._work(emit)
+        self._snapshot.end_step()
         return TurnResult(tuple(r for r in self.results if r is not None), self.stop_reason)
 
     async def _work(self, emit: Callable[[CompletedCall], None] | None) -> None:
@@ -299,6 +301,10 @@ class _Turn:
         entry = self._snapshot.get(call.name)
         if entry is None:
             return await self._invalid(call, await unknown_name(self._snapshot, call), ctx, repaired, None)
+        if self._snapshot.ledger.deferred:
+            refused = self._snapshot.unoffered(call.name, call.id)
+            if refused is not None:
+                return call, refused
         if call.problem is not None:
             return await self._invalid(call, unparsed_arguments(entry, call, call.problem), ctx, repaired, None)
         if self._check_ahead:

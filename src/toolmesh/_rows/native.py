@@ -44,6 +44,9 @@ class ToolOptions(TypedDict, total=False):
     """Seconds a call may take, unless the call's context says otherwise."""
     show_error_details: bool | None
     """Show unexpected exceptions' text to the model (None: the registry decides)."""
+    defer_loading: bool | None
+    """Leave the tool out of a turn's declarations until a search finds it (True), always declare
+    it (False), or let the registry's ``DeferPolicy`` decide (None)."""
 
 
 def check_options(caller: str, options: Mapping[str, object]) -> None:
@@ -70,6 +73,8 @@ class NativeTool(Generic[P, T]):
         capabilities: Host-only facts (output schema, streaming, ...).
         timeout: Seconds a call may take, unless the call's context says otherwise.
         show_error_details: Show unexpected exceptions' text to the model (None: registry decides).
+        defer_loading: Deferred until found by a search (True), always declared (False), or
+            as the registry's ``DeferPolicy`` decides (None).
         plain_async: An async function taking only keyword arguments and no context: the
             common case, which callers may await directly as ``fn(**validated)``.
 
@@ -94,6 +99,7 @@ class NativeTool(Generic[P, T]):
             raise ConfigurationError(f"{where}: timeout must be a positive number of seconds, got {timeout!r}")
         self.timeout = timeout
         self.show_error_details = options.get("show_error_details")
+        self.defer_loading: bool | None = options.get("defer_loading")
 
         schema = function_schema(fn, self.name, localns=localns)
         self.args_model: type[pydantic.BaseModel] = schema.args_model

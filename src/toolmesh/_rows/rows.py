@@ -63,6 +63,9 @@ class NativeEntry:
     """Seconds a call may take (the call's context may override it)."""
     show_error_details: bool | None = None
     """Show unexpected exceptions' text to the model (None: the registry decides)."""
+    defer_loading: bool | None = None
+    """Leave the row out of a turn's declarations until a search finds it (True), always declare it
+    (False), or let the registry's ``DeferPolicy`` decide (None)."""
     max_presentation_chars: ClassVar[int | None] = None
     """Text shown to the model is not bounded for the host's own functions."""
     plain_tool: NativeTool[..., Any] | None = field(init=False, repr=False, compare=False)
@@ -111,6 +114,9 @@ class DynamicEntry:
     show_error_details: bool | None = None
     _validator: Any = field(default=None, compare=False)
     _takes_context: bool = field(default=False, compare=False)
+    defer_loading: bool | None = None
+    """Leave the row out of a turn's declarations until a search finds it (True), always declare it
+    (False), or let the registry's ``DeferPolicy`` decide (None)."""
     max_presentation_chars: ClassVar[int | None] = None
 
     @classmethod
@@ -124,6 +130,7 @@ class DynamicEntry:
         capabilities: ToolCapabilities | None = None,
         timeout: float | None = None,
         show_error_details: bool | None = None,
+        defer_loading: bool | None = None,
     ) -> DynamicEntry:
         """Check the schema and the handler once, and build the row.
 
@@ -169,6 +176,7 @@ class DynamicEntry:
             show_error_details,
             validator_class(params),
             arity == 2,
+            defer_loading,
         )
 
     def validate(self, arguments: str | Mapping[str, Any] | None) -> dict[str, Any]:
@@ -212,6 +220,8 @@ class HostedEntry:
     """The provider's own declaration, e.g. ``{"type": "web_search"}``."""
     provider: str | None = None
     """Which provider runs it (``openai``, ``anthropic``, ``gemini``), if specific."""
+    defer_loading: ClassVar[bool | None] = None
+    """A hosted row is always declared (the provider runs it)."""
     timeout: float | None = None
     show_error_details: bool | None = None
     max_presentation_chars: ClassVar[int | None] = None
@@ -268,6 +278,9 @@ class McpEntry:
     protocol_version: str | None = None
     """The protocol version of the session that listed the tool: ``capabilities`` read ``tool`` by its rules
     (on 2026-07-28 a tool that says nothing about tasks has ``task_support=None``, before it ``forbidden``)."""
+    defer_loading: bool | None = None
+    """Leave the row out of a turn's declarations until a search finds it (True), always declare it
+    (False), or let the registry's ``DeferPolicy`` decide (None)."""
     _input: Any = field(default=_UNCOMPILED, init=False, compare=False)
     _output: Any = field(default=_UNCOMPILED, init=False, compare=False)
 

@@ -254,7 +254,10 @@ def sdk_output(result: ToolResult, *, describe_unsupported: bool = False) -> Fun
         return block_text(blocks[0])
     if all(type(block) in _TEXT_BLOCKS for block in blocks):
         return shown.as_text()
-    output = openai_responses.tool_results([result], describe_unsupported=describe_unsupported)[0]["output"]
+    answer = openai_responses.tool_results([result], describe_unsupported=describe_unsupported)[0]
+    if answer["type"] != "function_call_output":  # a tool search's answer: no search row runs through the SDK
+        return shown.as_text()
+    output = answer["output"]
     if isinstance(output, str):
         return output
     parts: list[ToolOutputText | ToolOutputImage | ToolOutputFileContent] = []

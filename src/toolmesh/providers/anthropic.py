@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from toolmesh._core.calls import ToolCall
 from toolmesh._core.definition import ToolDefinition
@@ -37,12 +37,20 @@ from ._common import (
     render,
 )
 from ._declarations import copy_top, declarations, freeze
+from ._deferred import deferral, found_rows, offered, record_found
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, ToolParam, ToolResultBlockParam, ToolUnionParam
     from anthropic.types.tool_result_block_param import Content
 
-__all__ = ["parse_tool_calls", "tool_results", "tools"]
+__all__ = ["ToolSearchMode", "parse_tool_calls", "tool_results", "tools"]
+
+ToolSearchMode: TypeAlias = Literal["bm25", "regex", "client"]
+"""How a turn with deferred rows searches on Anthropic (see ``tools``)."""
+_SEARCH_TOOLS: dict[str, dict[str, str]] = {
+    "bm25": {"type": "tool_search_tool_bm25_20251119", "name": "tool_search_tool_bm25"},
+    "regex": {"type": "tool_search_tool_regex_20251119", "name": "tool_search_tool_regex"},
+}
 
 _API = "the Anthropic Messages API"
 _PROVIDER = "anthropic"
@@ -51,8 +59,17 @@ _DOCUMENT_TYPES = frozenset({"application/pdf"})
 _ImageType = Literal["image/jpeg", "image/png", "image/gif", "image/webp"]
 
 
-def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[ToolUnionParam]:
+def tools(
+    catalog: ToolSource, *, invalid_names: InvalidNames = "skip", tool_search: ToolSearchMode = "bm25"
+) -> list[ToolUnionParam]:
     """The ``tools=`` of ``messages.create``: client tools and Anthropic server tools, in catalog order.
+
+    A snapshot with deferred rows declares them with ``defer_loading: true`` (Anthropic
+    keeps them out of the model's context until a search references them) and adds a
+    search tool, as ``tool_search`` says: ``"bm25"`` or ``"regex"``, Anthropic's own tool
+    search (``parse_tool_calls(message, catalog=snapshot)`` records what it found), or
+    ``"client"``, the turn's search row as a client tool, answered by toolmesh's index with
+    ``tool_reference`` blocks (``tool_results``).
 
     Args:
         catalog: A ``ToolRegistry``, a ``ToolSnapshot`` (what the turn will dispatch) or an
@@ -69,9 +86,27 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
         UnsupportedToolError: for another provider's hosted tool, or a rejected name with
             ``invalid_names="raise"``.
     """
-    return declarations(
-        catalog, _API, _tool, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+    split = deferral(catalog)
+    if split is None:
+        return declarations(
+            offered(catalog), _API, _tool, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+        )
+    if tool_search not in ("bm25", "regex", "client"):
+        raise ValueError(f"tool_search must be 'bm25', 'regex' or 'client', not {tool_search!r}")
+    declared = declarations(
+        split.declared, _API, _tool, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
     )
+    deferred = declarations(
+        split.deferred, _API, _tool, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+    )
+    for item in deferred:
+        cast("dict[str, Any]", item)["defer_loading"] = True
+    declared.extend(deferred)
+    if tool_search == "client":
+        declared.append(_tool(split.search_row.definition))
+    else:
+        declared.append(cast("ToolUnionParam", dict(_SEARCH_TOOLS[tool_search])))
+    return declared
 
 
 def _hosted(row: HostedEntry) -> ToolUnionParam:
@@ -85,8 +120,11 @@ def _tool(definition: ToolDefinition) -> ToolUnionParam:
     return cast("ToolUnionParam", freeze(tool))
 
 
-def parse_tool_calls(message: object) -> list[ToolCall]:
+def parse_tool_calls(message: object, *, catalog: ToolSource | None = None) -> list[ToolCall]:
     """The ``tool_use`` blocks of a ``Message`` (or of its content list), in order.
+
+    With ``catalog`` a turn's snapshot, the tools Anthropic's own tool search referenced
+    (``tool_search_tool_result`` blocks) are recorded on it as found.
 
     Plain dicts of the same shapes work too (``{"content": [...]}``). Nothing the model
     wrote makes it raise: input that is not a JSON object gives an invalid ``ToolCall``
@@ -101,8 +139,20 @@ def parse_tool_calls(message: object) -> list[ToolCall]:
     else:
         blocks = entries(message, "content", api=_API)
     calls: list[ToolCall] = []
+    searches: dict[str, tuple[str, str | None]] = {}
     for index, block in enumerate(blocks):
-        if get(block, "type") != "tool_use":
+        kind = get(block, "type")
+        if kind == "server_tool_use":
+            query = get(get(block, "input", {}), "query") or get(get(block, "input", {}), "pattern")
+            searches[str(get(block, "id"))] = (str(get(block, "name")), query if isinstance(query, str) else None)
+            continue
+        if kind == "tool_search_tool_result":
+            search, query = searches.get(str(get(block, "tool_use_id")), ("tool_search", None))
+            references = get(get(block, "content", {}), "tool_references", [])
+            names = [get(ref, "tool_name") for ref in references if isinstance(get(ref, "tool_name"), str)]
+            record_found(catalog, names, search, query[:200] if query else None)
+            continue
+        if kind != "tool_use":
             continue
         calls.append(
             make_call(get(block, "id"), get(block, "name"), get(block, "input"), provider=_PROVIDER, index=index)
@@ -114,7 +164,8 @@ def tool_results(results: Iterable[ToolResult], *, describe_unsupported: bool = 
     """The ``user`` message answering every call of the turn: one ``tool_result`` block per result, in order.
 
     Each block names its call by ``tool_use_id``; a failed or refused call has
-    ``is_error: true`` and its feedback text.
+    ``is_error: true`` and its feedback text. A call of the turn's search row that found
+    tools answers with one ``tool_reference`` block per tool found.
 
     Args:
         results: The turn's results (``ToolResult.presentation`` is what is sent).
@@ -134,6 +185,11 @@ def tool_results(results: Iterable[ToolResult], *, describe_unsupported: bool = 
             hint="",
         )
         block: ToolResultBlockParam = {"type": "tool_result", "tool_use_id": result.call_id}
+        found = found_rows(result)
+        if found:
+            block["content"] = [{"type": "tool_reference", "tool_name": row.name} for row in found]
+            blocks.append(block)
+            continue
         if len(parts) == 1 and isinstance(parts[0], TextPart):
             if parts[0].text:
                 block["content"] = parts[0].text

@@ -49,6 +49,7 @@ from ._common import (
     sole_json,
 )
 from ._declarations import declarations, freeze
+from ._deferred import offered
 
 if TYPE_CHECKING:
     from google.genai import types
@@ -77,6 +78,9 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
     ``{"type": "google_search"}``, ``{"type": "code_execution"}``, or with settings,
     ``{"type": "google_search", "google_search": {...}}``.
 
+    A snapshot with deferred rows declares what it offers now: its declared rows, the rows
+    its searches found and its ``search_tools`` row (``ToolSnapshot.offered``).
+
     A row whose name the Gemini rule rejects is left out with a warning
     (``invalid_names="skip"``), so the others can still be declared; ``"raise"``
     refuses the whole catalog instead. ``rejected_names(catalog, "gemini")`` lists them.
@@ -97,7 +101,14 @@ def tools(catalog: ToolSource, *, invalid_names: InvalidNames = "skip") -> list[
         hosted.append(_hosted(row))
 
     functions = declarations(
-        catalog, _API, _function, _fresh, keep_hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+        offered(catalog),
+        _API,
+        _function,
+        _fresh,
+        keep_hosted,
+        provider=_PROVIDER,
+        api=_API,
+        invalid_names=invalid_names,
     )
     declared: list[types.ToolUnion] = [types.Tool(function_declarations=functions)] if functions else []
     declared.extend(hosted)

@@ -37,6 +37,7 @@ from ._common import (
     schemas_of,
 )
 from ._declarations import copy_top, declarations, freeze
+from ._deferred import offered
 from ._strict import repair_arguments, strict_parameters
 
 if TYPE_CHECKING:
@@ -58,7 +59,9 @@ def tools(
 
     Args:
         catalog: A ``ToolRegistry``, a ``ToolSnapshot`` (what the turn will dispatch) or an
-            iterable of rows or ``ToolDefinition``s.
+            iterable of rows or ``ToolDefinition``s. A snapshot with deferred rows declares
+            what it offers now: its declared rows, the rows its searches found and its
+            ``search_tools`` row (``ToolSnapshot.offered``).
         strict: Ask for strict function calling. Each tool whose schema can be made
             strict-compatible is sent with the rewritten schema and ``strict: true``; the
             others with their schema unchanged and ``strict: false``. Pass the same
@@ -74,7 +77,14 @@ def tools(
     """
     build = _strict_function if strict else _loose_function
     return declarations(
-        catalog, _KEYS[strict], build, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+        offered(catalog),
+        _KEYS[strict],
+        build,
+        copy_top,
+        _hosted,
+        provider=_PROVIDER,
+        api=_API,
+        invalid_names=invalid_names,
     )
 
 

@@ -21,7 +21,7 @@ import base64
 import json
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from toolmesh._core.calls import ToolCall
 from toolmesh._core.definition import ToolDefinition
@@ -43,14 +43,21 @@ from ._common import (
     schemas_of,
 )
 from ._declarations import copy_top, declarations, freeze
+from ._deferred import deferral, found_rows, namespaces, offered, record_found, search_tool_name
 from ._strict import repair_arguments, strict_parameters
 
 if TYPE_CHECKING:
     from openai.types.responses import FunctionToolParam, ToolParam
     from openai.types.responses.response_function_call_output_item_param import ResponseFunctionCallOutputItemParam
     from openai.types.responses.response_input_item_param import FunctionCallOutput
+    from openai.types.responses.response_tool_search_output_item_param_param import (
+        ResponseToolSearchOutputItemParamParam as ToolSearchOutput,
+    )
 
-__all__ = ["mcp_call_item", "parse_tool_calls", "tool_results", "tools"]
+__all__ = ["ToolSearchMode", "mcp_call_item", "parse_tool_calls", "tool_results", "tools"]
+
+ToolSearchMode: TypeAlias = Literal["client", "hosted", "function"]
+"""How a turn with deferred rows searches on the Responses API (see ``tools``)."""
 
 _API = "the OpenAI Responses API"
 _PROVIDER = "openai"
@@ -71,8 +78,28 @@ _JSONRPC_CODES: Mapping[str, int] = MappingProxyType(
 )
 
 
-def tools(catalog: ToolSource, *, strict: bool = False, invalid_names: InvalidNames = "skip") -> list[ToolParam]:
+def tools(
+    catalog: ToolSource,
+    *,
+    strict: bool = False,
+    invalid_names: InvalidNames = "skip",
+    tool_search: ToolSearchMode = "client",
+) -> list[ToolParam]:
     """The ``tools=`` of ``responses.create``: function tools and OpenAI hosted tools, in catalog order.
+
+    A snapshot with deferred rows declares its other rows as usual and searches the
+    deferred ones as ``tool_search`` says:
+
+    - ``"client"``: a ``tool_search`` tool with ``execution: "client"``; the model's
+      ``tool_search_call`` is parsed as a call of the turn's search row, which toolmesh
+      answers from its index with a ``tool_search_output`` item that loads the tools found
+      (``tool_results``). Deferred rows are not declared at all.
+    - ``"hosted"``: the deferred rows are declared with ``defer_loading: true`` (an MCP
+      server's rows in one ``namespace`` named by its label) beside a hosted ``tool_search``;
+      OpenAI searches them, and ``parse_tool_calls(response, catalog=snapshot)`` records
+      what its ``tool_search_output`` items loaded.
+    - ``"function"``: as Chat Completions: the search row is a plain function, and the rows
+      found are declared on the next call.
 
     Args:
         catalog: A ``ToolRegistry``, a ``ToolSnapshot`` (what the turn will dispatch) or an
@@ -95,9 +122,67 @@ def tools(catalog: ToolSource, *, strict: bool = False, invalid_names: InvalidNa
             ``invalid_names="raise"``.
     """
     build = _strict_function if strict else _loose_function
-    return declarations(
-        catalog, _KEYS[strict], build, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+    split = deferral(catalog) if tool_search != "function" else None
+    if split is None:
+        return declarations(
+            offered(catalog),
+            _KEYS[strict],
+            build,
+            copy_top,
+            _hosted,
+            provider=_PROVIDER,
+            api=_API,
+            invalid_names=invalid_names,
+        )
+    declared = declarations(
+        split.declared,
+        _KEYS[strict],
+        build,
+        copy_top,
+        _hosted,
+        provider=_PROVIDER,
+        api=_API,
+        invalid_names=invalid_names,
     )
+    if tool_search == "client":
+        search = split.search_row.definition
+        declared.append(
+            cast(
+                "ToolParam",
+                {
+                    "type": "tool_search",
+                    "execution": "client",
+                    "description": search.description,
+                    "parameters": dict(search.parameters),
+                },
+            )
+        )
+        return declared
+    if tool_search != "hosted":
+        raise ValueError(f"tool_search must be 'client', 'hosted' or 'function', not {tool_search!r}")
+    declared.extend(_loadable(split.deferred, strict=strict, invalid_names=invalid_names, defer=True))
+    declared.append(cast("ToolParam", {"type": "tool_search"}))
+    return declared
+
+
+def _loadable(rows: list[Any], *, strict: bool, invalid_names: InvalidNames, defer: bool) -> list[ToolParam]:
+    """Function tools for ``rows`` (``defer_loading`` when ``defer``), an MCP server's rows in one ``namespace``."""
+    build = _strict_function if strict else _loose_function
+    loose, servers = namespaces(rows)
+
+    def functions(group: list[Any]) -> list[dict[str, Any]]:
+        made = declarations(
+            group, _KEYS[strict], build, copy_top, _hosted, provider=_PROVIDER, api=_API, invalid_names=invalid_names
+        )
+        return [{**item, "defer_loading": True} if defer else dict(item) for item in made]
+
+    loaded: list[Any] = functions(loose)
+    for label, group in servers.items():
+        inner = functions(group)
+        if inner:
+            description = f"Tools of the MCP server {label!r}."
+            loaded.append({"type": "namespace", "name": label, "description": description, "tools": inner})
+    return cast("list[ToolParam]", loaded)
 
 
 def _hosted(row: HostedEntry) -> ToolParam:
@@ -143,7 +228,16 @@ def parse_tool_calls(response: object, *, catalog: ToolSource | None = None) -> 
     schemas = schemas_of(catalog)
     calls: list[ToolCall] = []
     for index, item in enumerate(items):
-        if get(item, "type") != "function_call":
+        kind = get(item, "type")
+        if kind == "tool_search_call" and get(item, "execution") == "client":
+            arguments = get(item, "arguments", {})
+            name = search_tool_name(catalog)
+            calls.append(make_call(get(item, "call_id"), name, arguments, provider=_PROVIDER, index=index))
+            continue
+        if kind == "tool_search_output" and get(item, "execution") == "server":
+            record_found(catalog, _loaded_names(get(item, "tools", [])), "tool_search", None)
+            continue
+        if kind != "function_call":
             continue
         name = get(item, "name")
         arguments = repair_arguments(name, get(item, "arguments"), schemas)
@@ -151,8 +245,24 @@ def parse_tool_calls(response: object, *, catalog: ToolSource | None = None) -> 
     return calls
 
 
-def tool_results(results: Iterable[ToolResult], *, describe_unsupported: bool = False) -> list[FunctionCallOutput]:
+def _loaded_names(tools: object) -> list[str]:
+    """The function names a ``tool_search_output`` loaded (inside namespaces too)."""
+    names: list[str] = []
+    for tool in tools if isinstance(tools, list | tuple) else ():
+        if get(tool, "type") == "namespace":
+            names.extend(_loaded_names(get(tool, "tools", [])))
+        elif isinstance(get(tool, "name"), str):
+            names.append(get(tool, "name"))
+    return names
+
+
+def tool_results(
+    results: Iterable[ToolResult], *, describe_unsupported: bool = False, strict: bool = False
+) -> list[FunctionCallOutput | ToolSearchOutput]:
     """One ``function_call_output`` item per result, in order, each answering its call by ``call_id``.
+
+    A call of a turn's search row (a client-executed ``tool_search_call``) is answered with a
+    ``tool_search_output`` item that loads the tools found (``strict`` as given to ``tools``).
 
     Text-only output is sent as a string; output with images or PDFs as a list of
     ``input_text``, ``input_image`` and ``input_file`` items. A failed or refused call
@@ -166,8 +276,20 @@ def tool_results(results: Iterable[ToolResult], *, describe_unsupported: bool = 
     Raises:
         UnsupportedContentError: for such content, unless ``describe_unsupported``.
     """
-    items: list[FunctionCallOutput] = []
+    items: list[FunctionCallOutput | ToolSearchOutput] = []
     for result in results:
+        found = found_rows(result)
+        if found is not None:
+            loaded = _loadable(list(found), strict=strict, invalid_names="skip", defer=False)
+            search_output: ToolSearchOutput = {
+                "type": "tool_search_output",
+                "call_id": result.call_id,
+                "execution": "client",
+                "status": "completed",
+                "tools": cast("list[Any]", loaded),
+            }
+            items.append(search_output)
+            continue
         parts = render(
             result,
             api="a Responses API function call output",

@@ -94,6 +94,7 @@ class ProfileKeys(BaseModel):
     destructive: bool | None = None
     idempotent: bool | None = None
     open_world: bool | None = Field(None, alias="openWorld")
+    search: bool = False
 
 
 class ResponsesKeys(BaseModel):

@@ -67,6 +67,8 @@ class Profile:
     """Keep only rows whose ``idempotentHint`` is this."""
     open_world: bool | None = None
     """Keep only rows whose ``openWorldHint`` is this."""
+    search: bool = False
+    """Serve the profile in search mode: two tools, ``search_tools`` and ``call_tool``, instead of its rows."""
     _tools: Callable[[str], bool] = field(init=False, repr=False, compare=False)
     _excluded: Callable[[str], bool] = field(init=False, repr=False, compare=False)
     _servers: Callable[[str], bool] = field(init=False, repr=False, compare=False)

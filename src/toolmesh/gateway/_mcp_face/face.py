@@ -61,6 +61,7 @@ from toolmesh.mcp._client.session import CLIENT_INFO
 from .passthrough import Upstream, page
 from .results import call_result
 from .rounds import InputRounds
+from .search_mode import schema_of, search_mode_call, search_tools
 
 __all__ = ["ProfileFace"]
 
@@ -171,8 +172,11 @@ class ProfileFace:
         *,
         name: str,
         instructions: str | None,
+        search: bool = False,
     ) -> None:
         self.profile = profile
+        self.search = search
+        """Served in search mode: ``search_tools`` and ``call_tool`` instead of the rows."""
         self.view = view
         self._hooks = hooks
         self._rounds = rounds
@@ -303,18 +307,26 @@ class ProfileFace:
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
         """A row's input schema, for the SDK's ``Mcp-Param-*`` header checks (else it lists every page per call)."""
+        if self.search:
+            return schema_of(name)
         row = self.view.snapshot().get(name)
         return row.definition.parameters if row is not None else None
 
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
-        tools, next_cursor = page(self.view.tools(), params.cursor if params is not None else None)
+        listed = search_tools() if self.search else self.view.tools()
+        tools, next_cursor = page(listed, params.cursor if params is not None else None)
         return mcp_types.ListToolsResult(tools=tools, next_cursor=next_cursor)
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        if self.search:
+            inner = await search_mode_call(self.view.snapshot(), params)
+            if isinstance(inner, mcp_types.CallToolResult):
+                return inner
+            params = inner
         if params.request_state is not None or self._asks_in_rounds(ctx):
             return await self._rounds.call(params, lambda arm: self._dispatch(ctx, params, arm))
         return await self._dispatch(ctx, params, None)

@@ -9,7 +9,7 @@ does, and closes them when it is closed.
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import Any
 
@@ -55,6 +55,7 @@ class McpGateway:
         hooks: Sequence[Hook] = (),
         name: str = "toolmesh",
         instructions: str | None = None,
+        search: Iterable[str] = (),
     ) -> None:
         """Args:
         registry: The catalog to serve (its owner opens and closes it).
@@ -62,6 +63,8 @@ class McpGateway:
         hooks: Hooks every call goes through (policy included), in order.
         name: The server name clients are told.
         instructions: Instructions for the model, sent to clients.
+        search: Profiles (``"default"`` included) served in search mode: two tools,
+            ``search_tools`` and ``call_tool``, instead of every row.
 
         Raises:
             ConfigurationError: for a profile named ``"default"`` or a name that cannot
@@ -83,6 +86,9 @@ class McpGateway:
             if not callable(predicate):
                 raise ConfigurationError(f"McpGateway: profile {profile!r} needs a predicate Entry -> bool")
             predicates[profile] = predicate
+        searched = set(search)
+        for profile in searched - predicates.keys():
+            raise ConfigurationError(f"McpGateway: search names profile {profile!r}, which does not exist")
         self.registry = registry
         self._hooks = HookStack(hooks)
         rules, servers = row_rules(self._hooks), server_rules(self._hooks)
@@ -97,6 +103,7 @@ class McpGateway:
                 self._rounds,
                 name=name,
                 instructions=instructions,
+                search=profile in searched,
             )
             for profile, predicate in predicates.items()
         }

@@ -22,10 +22,11 @@ from openai import AsyncOpenAI
 from toolmesh._core.calls import ToolCall
 from toolmesh._core.result import Disposition, ToolResult
 from toolmesh._dispatch.execution import DispatchSettings
-from toolmesh._dispatch.snapshot import ToolSnapshot
+from toolmesh._dispatch.snapshot import SnapshotSearch, ToolSnapshot
 from toolmesh._dispatch.turn import stream_tool_calls
 from toolmesh._hooks.stack import HookStack
 from toolmesh._rows.rows import Entry, McpEntry
+from toolmesh._search.policy import DEFAULT_SEARCH_TOOL, DeferPolicy
 from toolmesh.providers import openai as chat
 
 from .approvals import Approvals
@@ -44,6 +45,7 @@ from .items import (
 from .model import Completion, ReplyLimits, complete
 from .params import function_tool, response_format, server_descriptions
 from .request import ResponsesRequest
+from .searching import search_items
 from .servers import Declared
 from .settings import ResponsesSettings
 
@@ -62,6 +64,8 @@ class _Pending:
     call: ToolCall
     item: dict[str, Any] | None
     index: int
+    search: bool = False
+    """A call of the search row: reported as ``tool_search_call`` / ``tool_search_output`` items."""
 
 
 class Turn:
@@ -83,7 +87,7 @@ class Turn:
         self.request = request
         self.settings = settings
         self.client = client
-        self.snapshot = ToolSnapshot(rows, dispatch)
+        self.snapshot = ToolSnapshot(rows, dispatch, None, _deferring(rows, declared))
         self.tracer = dispatch.tracer()
         self.hooks = hooks
         self.declared = {row.name: server for server in declared for row in server.rows}
@@ -98,9 +102,13 @@ class Turn:
         self.created_at = time.time()
         self.calls_run = 0
         self.retained = 0
+        self._functions = [function_tool(tool) for tool in request.function_tools]
+
+    @property
+    def tools(self) -> list[dict[str, Any]]:
+        """The upstream's ``tools`` now: the rows offered (found deferred rows join), then client functions."""
         tools: list[dict[str, Any]] = [dict(tool) for tool in chat.tools(self.snapshot, invalid_names="skip")]
-        tools += [function_tool(tool) for tool in request.function_tools]
-        self.tools = tools
+        return tools + self._functions
 
     def response(
         self, status: str, incomplete: str | None = None, error: dict[str, Any] | None = None
@@ -271,6 +279,10 @@ class Turn:
                 continue
             server = self.declared.get(name)
             row = self.snapshot.get(name)
+            if row is not None and row is self.snapshot.search_row:
+                item = search_items(self.snapshot, None, raw["id"], raw["arguments"])
+                pending.append(_Pending(call, item, await self._add(item), search=True))
+                continue
             if server is not None and isinstance(row, McpEntry) and server.needs_approval(row):
                 arguments = raw["arguments"] or "{}"
                 request_id = self.approvals.request_id(server.label, row.wire_name, arguments)
@@ -334,6 +346,12 @@ class Turn:
     async def _finished(self, entry: _Pending, result: ToolResult) -> str:
         text = chat.tool_results([result], describe_unsupported=True)[0]["content"]
         assert isinstance(text, str)
+        if entry.search:
+            assert entry.item is not None
+            await self.events.done(entry.index, entry.item)
+            found = search_items(self.snapshot, result, entry.call.id, None)
+            await self.events.done(await self._add(found), found)
+            return text
         self.retained += len(text.encode("utf-8"))
         if self.retained > self.settings.max_result_bytes:
             text = f"Error: this response's tool results are over {self.settings.max_result_bytes} bytes; not shown."
@@ -398,6 +416,15 @@ class Turn:
             messages[request["id"]] = answer.message
         for call_id, text in (await self._run(pending)).items():
             messages[call_id]["content"] = text
+
+
+def _deferring(rows: dict[str, Entry], declared: list[Declared]) -> SnapshotSearch | None:
+    """The turn's search over the rows of declared servers with ``defer_loading: true`` (None: nothing deferred)."""
+    deferred = frozenset(row.name for server in declared if server.spec.defer_loading for row in server.rows)
+    if not deferred:
+        return None
+    name = DEFAULT_SEARCH_TOOL if DEFAULT_SEARCH_TOOL not in rows else f"toolmesh_{DEFAULT_SEARCH_TOOL}"
+    return SnapshotSearch(DeferPolicy(search_tool=name), None, deferred, lambda: None, True)
 
 
 def _chat_call(raw: dict[str, str]) -> dict[str, Any]:

@@ -134,10 +134,11 @@ class CatalogView:
         snapshot = self._snapshot
         if snapshot is None:
             rows = self._registry.entries()
+            # MCP has no deferred tools: a profile lists (or, in search mode, searches) every row it serves
             if self._predicate is None and not self._rules and all(self.shows(row) for row in rows):
-                snapshot = self._registry.snapshot()
+                snapshot = self._registry.snapshot(defer=False)
             else:
-                snapshot = self._registry.snapshot([row.name for row in rows if self.shows(row)])
+                snapshot = self._registry.snapshot([row.name for row in rows if self.shows(row)], defer=False)
             self._snapshot = snapshot
         return snapshot
 

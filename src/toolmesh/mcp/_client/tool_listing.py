@@ -191,6 +191,7 @@ def _row(spec: McpServer, name: str, tool: mcp_types.Tool, caller: McpCaller, pr
         spec.max_presentation_chars,
         spec.validate_arguments,
         protocol,  # protocol_version
+        spec.defer_loading,
     )
     return row
 

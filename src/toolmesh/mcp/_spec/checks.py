@@ -180,6 +180,8 @@ def check_options(spec: SpecFields) -> None:
     for key in ("prefix", "validate_arguments"):
         if not isinstance(getattr(spec, key), bool):
             raise _error(spec, key, f"must be true or false, not {getattr(spec, key)!r}")
+    if spec.defer_loading is not None and not isinstance(spec.defer_loading, bool):
+        raise _error(spec, "defer_loading", f"must be true, false or None, not {spec.defer_loading!r}")
     if spec.protocol not in ("auto", "2025-11-25", "2026-07-28"):
         raise _error(spec, "protocol", f"must be 'auto', '2025-11-25' or '2026-07-28', not {spec.protocol!r}")
     if spec.on_too_many_tools not in ("error", "keep_first"):

@@ -78,6 +78,7 @@ class ServerEntry(BaseModel):
     max_presentation_chars: int | None = _both("maxPresentationChars", "max_presentation_chars")
     protocol: str | None = _both("protocolVersion", "protocol")
     max_concurrent_calls: int | None = _both("maxConcurrentCalls", "max_concurrent_calls")
+    defer_loading: bool | None = _both("deferLoading", "defer_loading")
 
     # Keys other hosts keep in the same file; they mean nothing to toolmesh.
     transportType: Any = None  # Cline
@@ -142,6 +143,7 @@ _WANTED: Final = {
     "max_presentation_chars": "a whole number or null",
     "protocol": '"auto", "2025-11-25" or "2026-07-28"',
     "max_concurrent_calls": "a whole number or null",
+    "defer_loading": "true, false or null",
     "mcpServers": "an object of servers by label",
     "servers": "an object of servers by label",
 }

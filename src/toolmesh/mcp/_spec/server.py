@@ -74,6 +74,7 @@ class McpServerOptions(TypedDict, total=False):
     max_presentation_chars: int | None
     protocol: Protocol
     max_concurrent_calls: int | None
+    defer_loading: bool | None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, repr=False)
@@ -156,6 +157,9 @@ class McpServer:
     """The most calls sent to this server at once (others wait for a turn, within their
     ``call_timeout``); None: no bound. 1 lets a 2025-11-25 stdio server ask for input
     mid-call even when the host runs calls in parallel."""
+    defer_loading: bool | None = None
+    """Leave this server's tools out of a turn's declarations until a search finds them (True),
+    always declare them (False), or let the registry's ``DeferPolicy`` decide (None)."""
 
     def __post_init__(self) -> None:
         label = self.label
@@ -377,6 +381,7 @@ class McpServer:
             "max_presentation_chars": DEFAULT_MAX_PRESENTATION_CHARS,
             "protocol": "auto",
             "max_concurrent_calls": None,
+            "defer_loading": None,
         }
         for name, default in defaults.items():
             value = getattr(self, name)
