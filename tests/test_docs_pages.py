@@ -63,6 +63,7 @@ PUBLIC_MODULES = {
     "toolmesh.providers.openai_responses",
     "toolmesh.providers.anthropic",
     "toolmesh.providers.gemini",
+    "toolmesh.bridges.pydantic_ai",
 }
 
 

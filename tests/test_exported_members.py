@@ -7,6 +7,7 @@ import inspect
 import pkgutil
 
 import toolmesh
+import toolmesh.bridges
 import toolmesh.providers
 
 
@@ -56,8 +57,15 @@ PUBLIC_MODULES = (
         for info in pkgutil.iter_modules(toolmesh.providers.__path__)
         if not info.name.startswith("_")
     ),
+    "toolmesh.bridges",
+    *(
+        f"toolmesh.bridges.{info.name}"
+        for info in pkgutil.iter_modules(toolmesh.bridges.__path__)
+        if not info.name.startswith("_")
+    ),
 )
-"""The public modules: the package, hooks, policy, mcp, gateway and every provider format."""
+"""The public modules: the package, hooks, policy, mcp, gateway, every provider format and every
+framework bridge (an optional extra: its framework is installed for the tests)."""
 
 
 def _walk() -> list[str]:
@@ -93,7 +101,8 @@ def test_no_name_has_two_homes() -> None:
     """A name means one object everywhere; beside the package root, an object has one public home.
 
     The provider formats are namespaces sharing three verbs (``tools``, ``parse_tool_calls``,
-    ``tool_results``), so their members are compared within their module only.
+    ``tool_results``), and the bridges share theirs (``tools``, ``toolset``), so their members
+    are compared within their module only.
     """
     by_name: dict[str, object] = {}
     homes: dict[int, list[str]] = {}
@@ -101,7 +110,8 @@ def test_no_name_has_two_homes() -> None:
         module = importlib.import_module(name)
         for member in module.__all__:
             value = getattr(module, member)
-            key = member if not name.startswith("toolmesh.providers.") else f"{name}.{member}"
+            namespaced = name.startswith(("toolmesh.providers.", "toolmesh.bridges."))
+            key = f"{name}.{member}" if namespaced else member
             assert by_name.setdefault(key, value) is value, f"{name}.{member} is another object of that name"
             if name != toolmesh.__name__ and not isinstance(value, (str, int)):
                 homes.setdefault(id(value), []).append(f"{name}.{member}")

@@ -10,3 +10,5 @@ importing ``toolmesh`` imports none of them:
 Every bridge dispatches through toolmesh's own path, so hooks, policy, limits, tracing
 and redaction apply exactly as in ``run_tool_calls``.
 """
+
+__all__: list[str] = []
