@@ -1,6 +1,6 @@
 """A toolmesh row inside pydantic-ai against pydantic-ai's own tool of the same function.
 
-Run:  .venv/bin/python bench/bridges_pydantic_ai.py [--repeats 7] [--calls 10000] [--runs 200] [--profile]
+Run:  .venv/bin/python bench/bridges_pydantic_ai.py [--repeats 7] [--calls 10000] [--pairs 300] [--profile]
 
 Every row calls ``async def add(x: int, y: int) -> int`` with the arguments
 ``{"x": 1, "y": 2}``, in the same process, rows interleaved per repeat:
@@ -15,14 +15,19 @@ Every row calls ``async def add(x: int, y: int) -> int`` with the arguments
   2. Agent.run  a whole agent run driven by pydantic-ai's ``FunctionModel``: each of
      ``--rounds`` model responses asks for ``--parallel`` calls of the tool, then the model
      answers with text (bounded: rounds x parallel calls per run). The figure is the run's
-     time divided by its tool calls, so it holds the framework's whole loop per call.
-  3. (ref) what the bridge does per call, alone: ``run_tool_calls`` of one call, and
-     ``snapshot.dispatch`` (toolmesh's own floor).
+     time divided by its tool calls, so it holds the framework's whole loop per call. Both
+     agents are given their tool as one toolset (``FunctionToolset([add])`` or the bridge);
+     their runs alternate one by one, ``--pairs`` of each, and the medians are compared
+     (a run is long enough for a shared machine's drift to show; alternating spreads it).
+  3. (ref) the layers under ``handle_call``, alone: each side's argument validation plus
+     ``call_tool``, and the bridge's parts: the canonical ``ToolCall`` it makes of the
+     arguments, ``run_tool_calls`` of one call, and ``snapshot.dispatch`` (toolmesh's floor).
+     The report adds them up: where the bridged call's extra time goes.
 
-The figure is the best of ``repeats`` timed runs, in wall time and in this thread's CPU
-time (the machine may be shared: CPU time does not count the moments the process did not
-run). ``--profile`` prints where a bridged ``handle_call`` spends its time beyond the
-native one (cProfile, by function). Nothing touches the network.
+The ``handle_call`` and reference figures are the best of ``repeats`` timed loops, in
+wall time and in this thread's CPU time (the machine may be shared: CPU time does not
+count the moments the process did not run). ``--profile`` also prints a cProfile of each
+``handle_call`` path (own time by function). Nothing touches the network.
 """
 
 from __future__ import annotations
@@ -34,6 +39,7 @@ import gc
 import io
 import os
 import pstats
+import statistics
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -78,11 +84,8 @@ class Case:
     label: str
     call: Call
     check: Callable[[Any], bool]
-    per_call: int = 1
-    """Tool calls one ``call()`` makes (an agent run makes many)."""
     best: float = float("inf")
     best_cpu: float = float("inf")
-    samples: list[float] = field(default_factory=list)
 
 
 def _is_expected(value: Any) -> bool:
@@ -133,32 +136,70 @@ def _scripted(rounds: int, parallel: int) -> FunctionModel:
     return FunctionModel(respond)
 
 
-def agent_cases(registry: ToolRegistry, rounds: int, parallel: int) -> list[Case]:
+@dataclass
+class Paired:
+    """Two agents' runs, alternated run by run (the order flipped every pair), per-run times kept."""
+
+    label: str
+    calls: int
+    """Tool calls in one run."""
+    wall: dict[str, list[float]] = field(default_factory=lambda: {"native": [], "bridged": []})
+    cpu: dict[str, list[float]] = field(default_factory=lambda: {"native": [], "bridged": []})
+
+
+async def measure_agents(registry: ToolRegistry, rounds: int, parallel: int, pairs: int) -> Paired:
+    """Whole agent runs, native and bridged alternated, so drift on a shared machine hits both alike."""
     limits = UsageLimits(request_limit=rounds + 2, tool_calls_limit=rounds * parallel)
-    native_agent = Agent(_scripted(rounds, parallel), tools=[add])
-    bridged_agent = Agent(_scripted(rounds, parallel), toolsets=[toolset(registry)])
+    # both agents hold one toolset beside their own (empty) one: the same shape, only the toolset differs
+    agents = {
+        "native": Agent(_scripted(rounds, parallel), toolsets=[FunctionToolset([add])]),
+        "bridged": Agent(_scripted(rounds, parallel), toolsets=[toolset(registry)]),
+    }
+    paired = Paired(f"Agent.run, {rounds} rounds x {parallel} calls", rounds * parallel)
+    for agent in agents.values():
+        for _ in range(5):
+            if (await agent.run("add", usage_limits=limits)).output != "done":
+                raise SystemExit("an agent run did not finish as scripted")
+    gc.collect()
+    gc.disable()
+    try:
+        for index in range(pairs):
+            order = ("native", "bridged") if index % 2 else ("bridged", "native")
+            for key in order:
+                cpu, start = time.thread_time(), time.perf_counter()
+                await agents[key].run("add", usage_limits=limits)
+                paired.wall[key].append(time.perf_counter() - start)
+                paired.cpu[key].append(time.thread_time() - cpu)
+            if index % 20 == 19:
+                gc.collect()
+    finally:
+        gc.enable()
+    return paired
 
-    async def run_native() -> Any:
-        return (await native_agent.run("add", usage_limits=limits)).output
 
-    async def run_bridged() -> Any:
-        return (await bridged_agent.run("add", usage_limits=limits)).output
-
-    def finished(output: Any) -> bool:
-        return output == "done"
-
-    calls = rounds * parallel
-    label = f"Agent.run, {rounds} rounds x {parallel} calls"
-    return [
-        Case("agent_native", f"{label}, pydantic-ai tool", run_native, finished, calls),
-        Case("agent_bridged", f"{label}, toolmesh bridge", run_bridged, finished, calls),
-    ]
-
-
-def reference_cases(registry: ToolRegistry) -> list[Case]:
+async def reference_cases(registry: ToolRegistry) -> list[Case]:
+    """The layers under ``handle_call``, alone: what each side's ``call_tool`` costs, and the bridge's parts."""
     snapshot = registry.snapshot()
+    run_ctx = RunContext[None](deps=None, model=TestModel(), usage=RunUsage(), tool_call_id="call_1", tool_name="add")
+    native_set, bridged_set = FunctionToolset([add]), toolset(registry)
+    native_tool = (await native_set.get_tools(run_ctx))["add"]
+    bridged_tool = (await bridged_set.get_tools(run_ctx))["add"]
+    validate_native, validate_bridged = (
+        native_tool.args_validator.validate_json,
+        bridged_tool.args_validator.validate_json,
+    )
     stack = HookStack()
     call = ToolCall.from_arguments("call_1", "add", ARGS)
+    arguments = {"x": 1, "y": 2}
+
+    async def native_call_tool() -> Any:
+        return await native_set.call_tool("add", validate_native(ARGS), run_ctx, native_tool)
+
+    async def bridged_call_tool() -> Any:
+        return await bridged_set.call_tool("add", validate_bridged(ARGS), run_ctx, bridged_tool)
+
+    async def make_call() -> Any:
+        return EXPECTED if ToolCall.from_arguments("call_1", "add", arguments).valid else None
 
     async def turn() -> Any:
         return (await run_tool_calls(snapshot, (call,), hooks=stack, max_concurrency=1))[0].output.structured
@@ -167,8 +208,16 @@ def reference_cases(registry: ToolRegistry) -> list[Case]:
         return (await snapshot.dispatch("add", ARGS)).output.structured
 
     return [
-        Case("turn", "  (ref) toolmesh run_tool_calls, one call", turn, _is_expected),
-        Case("dispatch", "  (ref) toolmesh snapshot.dispatch", dispatch, _is_expected),
+        Case(
+            "native_call_tool",
+            "  (ref) pydantic-ai: validate + FunctionToolset.call_tool",
+            native_call_tool,
+            _is_expected,
+        ),
+        Case("bridged_call_tool", "  (ref) bridge: validate + call_tool", bridged_call_tool, _is_expected),
+        Case("make_call", "  (ref)   ToolCall.from_arguments(dict)", make_call, _is_expected),
+        Case("turn", "  (ref)   toolmesh run_tool_calls, one call", turn, _is_expected),
+        Case("dispatch", "  (ref)     toolmesh snapshot.dispatch", dispatch, _is_expected),
     ]
 
 
@@ -179,50 +228,69 @@ async def timed(call: Call, n: int) -> tuple[float, float]:
     return time.perf_counter() - start, time.thread_time() - cpu
 
 
-async def measure(cases: list[Case], repeats: int, calls: int, runs: int) -> None:
+async def measure(cases: list[Case], repeats: int, calls: int) -> None:
     for case in cases:
         value = await case.call()
         if not case.check(value):
             raise SystemExit(f"{case.label}: unexpected result {value!r}")
-        await timed(case.call, max(1, min(calls, runs * case.per_call) // (10 * case.per_call)))
+        await timed(case.call, max(1, calls // 10))
     gc.collect()
     gc.disable()
     try:
-        for _ in range(repeats):
+        for _ in range(repeats):  # interleave rows so drift hits them all alike
             for case in cases:
-                n = runs if case.per_call > 1 else calls
-                wall, cpu = await timed(case.call, n)
-                per = n * case.per_call
-                case.samples.append(wall / per)
-                case.best = min(case.best, wall / per)
-                case.best_cpu = min(case.best_cpu, cpu / per)
+                wall, cpu = await timed(case.call, calls)
+                case.best = min(case.best, wall / calls)
+                case.best_cpu = min(case.best_cpu, cpu / calls)
             gc.collect()
     finally:
         gc.enable()
 
 
-def report(cases: dict[str, Case], args: argparse.Namespace) -> None:
+def report(cases: dict[str, Case], paired: Paired, args: argparse.Namespace) -> None:
     print()
-    print(f"toolmesh bridge into pydantic-ai: best of {args.repeats} runs, µs per tool call")
-    print(f"python {sys.version.split()[0]}, pydantic-ai {pydantic_ai.__version__}")
+    print(f"toolmesh bridge into pydantic-ai, µs per tool call (python {sys.version.split()[0]}, ", end="")
+    print(f"pydantic-ai {pydantic_ai.__version__})")
     print()
     width = max(len(c.label) for c in cases.values()) + 2
+    print(f"best of {args.repeats} x {args.calls:,} calls")
     print(f"{'path':<{width}}{'µs/call':>9}  {'CPU µs':>8}")
     print("-" * (width + 19))
     for case in cases.values():
         print(f"{case.label:<{width}}{case.best * 1e6:9.2f}  {case.best_cpu * 1e6:8.2f}")
     print()
+    print(f"{paired.label}: {args.pairs} runs of each, alternated; per tool call")
+    print(f"{'agent':<{width}}{'median µs':>9}  {'CPU µs':>8}  {'best CPU':>8}")
+    for key, name in (("native", "pydantic-ai FunctionToolset"), ("bridged", "toolmesh bridge")):
+        wall, cpu = statistics.median(paired.wall[key]), statistics.median(paired.cpu[key])
+        best = min(paired.cpu[key])
+        print(f"{name:<{width}}{wall / paired.calls * 1e6:9.2f}  {cpu / paired.calls * 1e6:8.2f}  ", end="")
+        print(f"{best / paired.calls * 1e6:8.2f}")
+    print()
     print("bridged / native (target <= 1.00x)")
-    for native, bridged, what in (
-        ("native", "bridged", "ToolManager.handle_call"),
-        ("agent_native", "agent_bridged", "Agent.run"),
-    ):
-        n, b = cases[native], cases[bridged]
-        print(
-            f"  {what:<24} {b.best / n.best:5.2f}x wall, {b.best_cpu / n.best_cpu:5.2f}x CPU "
-            f"(+{(b.best_cpu - n.best_cpu) * 1e6:.2f} CPU µs a call)"
-        )
+    n, b = cases["native"], cases["bridged"]
+    print(
+        f"  ToolManager.handle_call  {b.best / n.best:5.2f}x wall, {b.best_cpu / n.best_cpu:5.2f}x CPU "
+        f"(+{(b.best_cpu - n.best_cpu) * 1e6:.2f} CPU µs a call)"
+    )
+    median_cpu = {key: statistics.median(values) for key, values in paired.cpu.items()}
+    median_wall = {key: statistics.median(values) for key, values in paired.wall.items()}
+    print(
+        f"  Agent.run (medians)      {median_wall['bridged'] / median_wall['native']:5.2f}x wall, "
+        f"{median_cpu['bridged'] / median_cpu['native']:5.2f}x CPU "
+        f"(+{(median_cpu['bridged'] - median_cpu['native']) / paired.calls * 1e6:.2f} CPU µs a call)"
+    )
     print("  load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
+    cpu = {key: case.best_cpu * 1e6 for key, case in cases.items()}
+    extra = cpu["bridged_call_tool"] - cpu["native_call_tool"]
+    context = cpu["bridged_call_tool"] - cpu["make_call"] - cpu["turn"]
+    print()
+    print(f"where a bridged call's extra {extra:.2f} CPU µs go (call_tool against call_tool)")
+    print(f"  the canonical ToolCall (JSON text of the arguments)  {cpu['make_call']:6.2f}")
+    print(f"  the turn around dispatch (run_tool_calls - dispatch)  {cpu['turn'] - cpu['dispatch']:6.2f}")
+    print(f"  dispatch (validate, call, ToolResult)                 {cpu['dispatch']:6.2f}")
+    print(f"  the ToolContext, the context variable, the answer      {context:6.2f}")
+    print(f"  less pydantic-ai's own validate + call_tool          -{cpu['native_call_tool']:6.2f}")
 
 
 async def profile(registry: ToolRegistry, calls: int) -> None:
@@ -245,12 +313,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per row; the best counts")
     parser.add_argument("--calls", type=int, default=10_000, help="handle_call calls per timed run")
-    parser.add_argument("--runs", type=int, default=200, help="agent runs per timed run")
+    parser.add_argument("--pairs", type=int, default=300, help="agent runs of each kind, alternated")
     parser.add_argument("--rounds", type=int, default=5, help="model responses with tool calls per agent run")
     parser.add_argument("--parallel", type=int, default=8, help="tool calls per model response")
     parser.add_argument("--profile", action="store_true", help="also print a cProfile of each handle_call path")
     args = parser.parse_args(argv)
-    if min(args.repeats, args.calls, args.runs, args.rounds, args.parallel) < 1:
+    if min(args.repeats, args.calls, args.pairs, args.rounds, args.parallel) < 1:
         parser.error("every count must be positive")
     return args
 
@@ -260,12 +328,12 @@ async def main(argv: list[str] | None = None) -> None:
     registry = _registry()
     cases = [
         *await handle_call_cases(registry),
-        *agent_cases(registry, args.rounds, args.parallel),
-        *reference_cases(registry),
+        *await reference_cases(registry),
     ]
     started = time.perf_counter()
-    await measure(cases, args.repeats, args.calls, args.runs)
-    report({case.key: case for case in cases}, args)
+    await measure(cases, args.repeats, args.calls)
+    paired = await measure_agents(registry, args.rounds, args.parallel, args.pairs)
+    report({case.key: case for case in cases}, paired, args)
     if args.profile:
         await profile(registry, min(args.calls, 20_000))
     print(f"\n(measured in {time.perf_counter() - started:.1f}s)")

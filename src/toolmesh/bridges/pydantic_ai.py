@@ -120,11 +120,13 @@ def toolset(
             default (``Agent(retries=...)``) when None.
         strict_schemas: pydantic-ai's ``ToolDefinition.strict`` for every row (None: the
             model decides, as for pydantic-ai's own tools).
-        id: The toolset's id (needed for durable execution).
+        id: The toolset's id, unique among the agent's toolsets (pydantic-ai's durable
+            execution names toolsets by it).
 
     Raises:
         UnsupportedToolError: with ``strict=True``, for a row that cannot cross.
         ConfigurationError: for an object in ``hooks`` that is not a hook.
+        TypeError: for a ``source`` that is neither a registry nor a snapshot.
     """
     return ToolmeshToolset(
         source, hooks=hooks, strict=strict, max_retries=max_retries, strict_schemas=strict_schemas, id=id
@@ -136,7 +138,7 @@ def _approved() -> bool:
     return run_context is not None and run_context.tool_call_approved
 
 
-class _Rows:
+class _Shared:
     """What every step of one toolset shares: the source, the options, the hooks, definitions made so far."""
 
     __slots__ = (
@@ -248,10 +250,10 @@ class ToolmeshToolset(AbstractToolset[AgentDepsT]):
         strict_schemas: bool | None = None,
         id: str | None = None,
     ) -> None:
-        self._rows = _Rows(source, hooks, strict, max_retries, strict_schemas)
+        self._shared = _Shared(source, hooks, strict, max_retries, strict_schemas)
         self._id = id
         self._catalog: ToolRegistry | ToolSnapshot = source
-        self._rows.definitions_of(source.entries())  # what cannot cross is said now
+        self._shared.definitions_of(source.entries())  # what cannot cross is said now
 
     def _at_step(self, snapshot: ToolSnapshot) -> ToolmeshToolset[AgentDepsT]:
         step = copy.copy(self)
@@ -271,17 +273,17 @@ class ToolmeshToolset(AbstractToolset[AgentDepsT]):
 
     async def for_run_step(self, ctx: RunContext[AgentDepsT]) -> AbstractToolset[AgentDepsT]:
         """This step's toolset: a new snapshot of a registry (a snapshot stays as it is)."""
-        catalog = self._rows.source
+        catalog = self._shared.source
         if isinstance(catalog, ToolRegistry):
             return self._at_step(catalog.snapshot())
         return self
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
-        rows = self._rows
-        catalog = self._catalog
+        shared = self._shared
+        catalog = self._catalog  # a registry only when pydantic-ai did not ask for this step's toolset
         listed = catalog.snapshot() if isinstance(catalog, ToolRegistry) else catalog
-        max_retries = rows.max_retries if rows.max_retries is not None else ctx.max_retries
-        check_early = not rows.hooks.handles_invalid
+        max_retries = shared.max_retries if shared.max_retries is not None else ctx.max_retries
+        check_early = not shared.hooks.handles_invalid
         return {
             definition.name: ToolsetTool(
                 toolset=self,
@@ -290,7 +292,7 @@ class ToolmeshToolset(AbstractToolset[AgentDepsT]):
                 args_validator=_ANY_OBJECT,
                 args_validator_func=_checker(row) if check_early and definition.kind == "unapproved" else None,
             )
-            for row, definition in rows.definitions_of(listed.entries())
+            for row, definition in shared.definitions_of(listed.entries())
         }
 
     async def call_tool(
@@ -307,7 +309,7 @@ class ToolmeshToolset(AbstractToolset[AgentDepsT]):
         token = _RUN_CONTEXT.set(ctx)
         try:
             turn = await run_tool_calls(
-                self._catalog, (call,), ctx_factory=_Call(ctx).context, hooks=self._rows.hooks, max_concurrency=1
+                self._catalog, (call,), ctx_factory=_Call(ctx).context, hooks=self._shared.hooks, max_concurrency=1
             )
         finally:
             _RUN_CONTEXT.reset(token)
