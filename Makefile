@@ -38,9 +38,11 @@ test: lint docs unit
 bench: install
 	$(BIN)/python bench/native_dispatch.py
 	$(BIN)/python bench/mcp_call.py
+	$(BIN)/python bench/bridges_langchain.py
 	$(BIN)/python bench/provider_export.py
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/gateway.py
+	$(BIN)/python bench/bridges_openai_agents.py
 
 clean:
 	rm -rf $(VENV) .npm-tools .conformance .site

@@ -63,6 +63,8 @@ PUBLIC_MODULES = {
     "toolmesh.providers.openai_responses",
     "toolmesh.providers.anthropic",
     "toolmesh.providers.gemini",
+    "toolmesh.bridges.openai_agents",
+    "toolmesh.bridges.langchain",
     "toolmesh.bridges.pydantic_ai",
 }
 

@@ -64,8 +64,10 @@ PUBLIC_MODULES = (
         if not info.name.startswith("_")
     ),
 )
-"""The public modules: the package, hooks, policy, mcp, gateway, every provider format and every
-framework bridge (an optional extra: its framework is installed for the tests)."""
+"""The public modules: the package, hooks, policy, mcp, gateway, every provider format and every bridge."""
+
+NAMESPACES = ("toolmesh.providers.", "toolmesh.bridges.")
+"""Modules that share verbs (``tools``, ``parse_tool_calls``, ...): their members are compared within the module."""
 
 
 def _walk() -> list[str]:
@@ -100,9 +102,8 @@ def test_every_public_module_exports_what_it_defines_and_nothing_missing() -> No
 def test_no_name_has_two_homes() -> None:
     """A name means one object everywhere; beside the package root, an object has one public home.
 
-    The provider formats are namespaces sharing three verbs (``tools``, ``parse_tool_calls``,
-    ``tool_results``), and the bridges share theirs (``tools``, ``toolset``), so their members
-    are compared within their module only.
+    The provider formats and the framework bridges are namespaces sharing verbs (``tools``,
+    ``parse_tool_calls``, ``tool_results``), so their members are compared within their module only.
     """
     by_name: dict[str, object] = {}
     homes: dict[int, list[str]] = {}
@@ -110,8 +111,7 @@ def test_no_name_has_two_homes() -> None:
         module = importlib.import_module(name)
         for member in module.__all__:
             value = getattr(module, member)
-            namespaced = name.startswith(("toolmesh.providers.", "toolmesh.bridges."))
-            key = f"{name}.{member}" if namespaced else member
+            key = member if not name.startswith(NAMESPACES) else f"{name}.{member}"
             assert by_name.setdefault(key, value) is value, f"{name}.{member} is another object of that name"
             if name != toolmesh.__name__ and not isinstance(value, (str, int)):
                 homes.setdefault(id(value), []).append(f"{name}.{member}")

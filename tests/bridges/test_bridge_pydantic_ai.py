@@ -8,12 +8,18 @@ approval; each test checks what pydantic-ai hands back to its model.
 from __future__ import annotations
 
 import json
+import logging
+import subprocess
+import sys
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
 import anyio
 import pytest
+
+pytest.importorskip("pydantic_ai")
+
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import (
@@ -129,10 +135,6 @@ class Recorder(Hook):
         return Keep()
 
 
-async def never_asked(call: ToolCall, row: Any) -> bool:
-    raise AssertionError("the bridge asks pydantic-ai's user, not the hook's callback")
-
-
 def agent(script: Script, bridged: ToolmeshToolset[Any], **kwargs: Any) -> Agent[Any, Any]:
     return Agent(FunctionModel(script), toolsets=[bridged], output_type=[str, DeferredToolRequests], **kwargs)
 
@@ -144,7 +146,7 @@ async def test_a_scripted_run_through_native_and_mcp_rows_bad_arguments_a_refusa
     hooks = [
         recorder,
         DenyTools("demo__fail"),
-        RequireApproval(never_asked, when=lambda row: row.name == "demo__delete_item"),
+        RequireApproval(when=lambda row: row.name == "demo__delete_item"),
     ]
     script = Script(
         [
@@ -190,7 +192,7 @@ async def test_a_scripted_run_through_native_and_mcp_rows_bad_arguments_a_refusa
 
 async def test_definitions_come_from_the_rows(registry: ToolRegistry) -> None:
     script = Script(["done"])
-    policy = [RequireApproval(never_asked, when=lambda row: row.name == "delete")]
+    policy = [RequireApproval(when=lambda row: row.name == "delete")]
     bridged = toolset(registry, hooks=policy, strict_schemas=False)
     await agent(script, bridged).run("go")
     listed = script.tools[0]
@@ -274,7 +276,7 @@ async def test_a_denied_call_never_runs_and_an_approval_can_change_the_arguments
         [[call("delete", {"path": "/"}, "d1"), call("delete", {"path": "/tmp/a"}, "d2")], "done"],
     )
     recorder = Recorder()
-    run_agent = agent(script, toolset(registry, hooks=[recorder, RequireApproval(never_asked)]))
+    run_agent = agent(script, toolset(registry, hooks=[recorder, RequireApproval()]))
     first = await run_agent.run("go")
     assert isinstance(first.output, DeferredToolRequests) and len(first.output.approvals) == 2
     decisions = DeferredToolResults(
@@ -292,7 +294,7 @@ async def test_approval_waits_for_valid_arguments_and_is_not_asked_for_a_refused
     registry = ToolRegistry()
     registry.register(add)
     registry.register(delete)
-    policy = [DenyTools("delete"), RequireApproval(never_asked)]
+    policy = [DenyTools("delete"), RequireApproval()]
     script = Script(
         [[call("add", {"x": "one", "y": 2}, "v1"), call("delete", {"path": "/"}, "v2")], "done"],
     )
@@ -362,28 +364,54 @@ async def test_a_catalog_change_shows_at_the_next_run_step_and_a_snapshot_stays_
     assert list(script.tools[0]) == ["grow"]
 
 
-def test_a_hosted_row_cannot_cross_and_the_bridge_says_so() -> None:
+@pytest.fixture
+def bridge_log(monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture) -> pytest.LogCaptureFixture:
+    """The ``toolmesh.bridges`` logger's records, with the once-per-process memory of warnings emptied."""
+    monkeypatch.setattr("toolmesh.bridges._common._warned", set())
+    caplog.set_level(logging.WARNING, logger="toolmesh.bridges")
+    return caplog
+
+
+def test_a_hosted_row_cannot_cross_and_the_bridge_says_so(bridge_log: pytest.LogCaptureFixture) -> None:
     registry = ToolRegistry()
     registry.register(add)
     registry.register_hosted("web", {"type": "web_search"}, provider="openai")
-    with pytest.warns(UserWarning, match=r"The row 'web' is left out of the pydantic-ai tools: it is a hosted tool"):
-        bridged = toolset(registry)
+    bridged = toolset(registry)
+    [warned] = [record.getMessage() for record in bridge_log.records]
+    assert warned.startswith("hosted tool 'web' cannot cross into pydantic-ai whole: it is a provider-executed")
+    assert warned.endswith("It is left out.")
     assert isinstance(bridged, ToolmeshToolset)
-    with pytest.raises(UnsupportedToolError, match=r"'web': it is a hosted tool, run by its provider \(openai\)"):
+    with pytest.raises(UnsupportedToolError, match=r"hosted tool 'web' cannot cross into pydantic-ai"):
         toolset(registry, strict=True)
 
 
-async def test_a_hosted_row_that_appears_later_is_said_at_the_step_that_lists_it() -> None:
+async def test_a_hosted_row_that_appears_later_is_said_at_the_step_that_lists_it(
+    bridge_log: pytest.LogCaptureFixture,
+) -> None:
     registry = ToolRegistry()
     registry.register(add)
     bridged, strict = toolset(registry), toolset(registry, strict=True)
-    registry.register_hosted("web", {"type": "web_search"})
+    registry.register_hosted("search", {"type": "web_search"})
     script = Script(["done"])
-    with pytest.warns(UserWarning, match="'web'"):
-        await Agent(FunctionModel(script), toolsets=[bridged]).run("go")
+    await Agent(FunctionModel(script), toolsets=[bridged]).run("go")
     assert list(script.tools[0]) == ["add"]
-    with pytest.raises(UnsupportedToolError, match="'web'"):
+    assert ["hosted tool 'search'" in record.getMessage() for record in bridge_log.records] == [True]
+    with pytest.raises(UnsupportedToolError, match="hosted tool 'search'"):
         await Agent(FunctionModel(Script(["done"])), toolsets=[strict]).run("go")
+
+
+async def test_streaming_and_task_rows_cross_whole(bridge_log: pytest.LogCaptureFixture) -> None:
+    registry = ToolRegistry()
+
+    @registry.tool
+    async def parts() -> AsyncIterator[str]:
+        """Stream two parts."""
+        yield "a"
+        yield "b"
+
+    script = Script(["done"])
+    await Agent(FunctionModel(script), toolsets=[toolset(registry, strict=True)]).run("go")
+    assert list(script.tools[0]) == ["parts"] and bridge_log.records == []
 
 
 async def test_progress_and_partial_outputs_reach_the_event_stream() -> None:
@@ -439,7 +467,7 @@ def test_toolset_takes_a_registry_or_a_snapshot_only() -> None:
 async def test_a_wrapper_that_drops_the_approval_mark_still_cannot_skip_approval() -> None:
     registry = ToolRegistry()
     registry.register(delete)
-    unmarked = toolset(registry, hooks=[RequireApproval(never_asked)]).prepared(
+    unmarked = toolset(registry, hooks=[RequireApproval()]).prepared(
         lambda ctx, definitions: [replace(d, kind="function") for d in definitions]
     )
     script = Script([[call("delete", {"path": "/"}, "w1")], "done"])
@@ -451,3 +479,35 @@ async def test_a_wrapper_that_drops_the_approval_mark_still_cannot_skip_approval
         message_history=first.all_messages(), deferred_tool_results=DeferredToolResults(approvals={"w1": True})
     )
     assert second.output == "done" and script.returns(1)["w1"].content == "deleted /"
+
+
+async def test_an_approval_with_a_callback_decides_inside_the_call() -> None:
+    asked: list[str] = []
+
+    async def approve_small(call: ToolCall, row: Any) -> bool | str:
+        asked.append(call.id)
+        return len(call.arguments) < 20 or "That path is too long to delete."
+
+    registry = ToolRegistry()
+    registry.register(delete)
+    script = Script(
+        [[call("delete", {"path": "/a"}, "k1"), call("delete", {"path": "/a/very/long/path"}, "k2")], "done"]
+    )
+    bridged = toolset(registry, hooks=[RequireApproval(approve_small)])
+    result = await agent(script, bridged).run("go")
+    assert result.output == "done" and sorted(asked) == ["k1", "k2"]
+    assert script.tools[0]["delete"].kind == "function"
+    returned = script.returns(1)
+    assert returned["k1"].content == "deleted /a"
+    assert (returned["k2"].outcome, returned["k2"].content) == ("failed", "That path is too long to delete.")
+
+
+def test_importing_toolmesh_imports_no_framework() -> None:
+    code = (
+        "import sys, toolmesh, toolmesh.bridges, toolmesh.policy, toolmesh.providers\n"
+        "loaded = sorted(m for m in ('pydantic_ai', 'agents', 'langchain_core', 'langgraph') if m in sys.modules)\n"
+        "assert not loaded, loaded\n"
+        "import toolmesh.bridges.pydantic_ai\n"
+        "assert 'pydantic_ai' in sys.modules and 'agents' not in sys.modules and 'langchain_core' not in sys.modules\n"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True, timeout=120)

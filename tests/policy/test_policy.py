@@ -181,6 +181,17 @@ async def test_approval_only_where_asked_for(registry: ToolRegistry) -> None:
     assert asked == ["delete_file"] and dispositions(results) == ["succeeded", "refused"]
 
 
+async def test_approval_without_a_callback_refuses_what_it_covers(registry: ToolRegistry) -> None:
+    calls = [call("1", "read_file", path="a"), call("2", "delete_file", path="a")]
+    results = await run_tool_calls(
+        registry, calls, hooks=[RequireApproval(when=lambda entry: entry.name == "delete_file")]
+    )
+    assert dispositions(results) == ["succeeded", "refused"]
+    assert results[1].presentation.as_text() == (
+        "Running the tool 'delete_file' needs approval, and nobody can give it here."
+    )
+
+
 async def test_an_approval_callback_with_a_wrong_answer_fails_the_call(registry: ToolRegistry) -> None:
     async def confused(call: ToolCall, entry: Entry) -> Any:
         return "yes" == 1

@@ -107,10 +107,15 @@ def sources(
 ) -> Sources:
     """Read every config file (and check ``--server``) up front; a problem exits with code 2."""
     if not modules and not configs:
+        here = (
+            "; ./toolmesh.json here is a gateway config, which `toolmesh check` and `toolmesh serve` read"
+            if Path("toolmesh.json").is_file()
+            else ""
+        )
         fail(
             "nothing to show: give a Python module of tools (--module path/to/tools.py:registry) "
             "and/or an mcpServers JSON file (--config mcp.json, e.g. Claude Desktop's "
-            "claude_desktop_config.json or VS Code's .vscode/mcp.json)"
+            f"claude_desktop_config.json or VS Code's .vscode/mcp.json){here}"
         )
     for path in configs or ():
         refuse_gateway_config(path, max_config_bytes)

@@ -80,6 +80,10 @@ GatewayConfigOption = Annotated[
 ]
 
 
+def _patterns_match(count: int) -> str:
+    return f"{count} pattern matches" if count == 1 else f"{count} patterns match"
+
+
 def config_path(given: Path | None) -> Path:
     """``given``, else ``./toolmesh.json``, else the bundled example; exits with code 2 when none exists."""
     if given is not None:
@@ -141,7 +145,7 @@ def check(
                 loaded = True
             except ConfigurationError as exc:
                 outcomes.append(_Outcome("native", time.perf_counter() - started, error=str(exc)))
-        if loaded:
+        if loaded and gateway_config.native:  # no line for natives the config does not name
             native = sum(not isinstance(row, McpEntry) for row in registry.entries())
             outcomes.insert(0, _Outcome("native", time.perf_counter() - started, tools=native))
         async with registry:
@@ -173,7 +177,7 @@ def check(
     if tail:
         note(tail_note(tail).lstrip("\n"))
     if strict and unmatched:
-        fail(f"--strict: {len(unmatched)} pattern{'s' * (len(unmatched) != 1)} match nothing (see above)")
+        fail(f"--strict: {_patterns_match(len(unmatched))} nothing (see above)")
     if failed:
         note(f"{len(failed)} failed: {', '.join(failed)}")
         raise typer.Exit(1)
@@ -310,7 +314,7 @@ def serve(
                 note(f"warning: {warning}")
             if strict and unmatched:
                 raise ConfigurationError(
-                    f"--strict: {len(unmatched)} pattern{'s' * (len(unmatched) != 1)} match nothing (see above); "
+                    f"--strict: {_patterns_match(len(unmatched))} nothing (see above); "
                     "fix them, or serve without --strict"
                 )
             gateway = McpGateway(

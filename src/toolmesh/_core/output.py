@@ -207,12 +207,16 @@ def presentation_of(output: ToolOutput) -> ToolOutput:
     return output.presentation if isinstance(output, PresentedOutput) else output
 
 
+_compact_json = json.JSONEncoder(ensure_ascii=False, separators=(",", ":")).encode
+"""``json.dumps(value, ensure_ascii=False, separators=(",", ":"))`` with its encoder built once, not per call."""
+
+
 def block_text(block: ContentBlock) -> str:
     match block:
         case Text(text=text):
             return text
         case Json(value=value):
-            return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
+            return _compact_json(value)
         case Image(mime_type=mime) | Audio(mime_type=mime):
             return f"[{block.type}: {mime}]"
         case ResourceLink(uri=uri, name=name):

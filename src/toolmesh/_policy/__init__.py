@@ -1,1 +1,1 @@
-"""Ready-made hooks: allow/deny rules, limits and definition pinning."""
+"""Ready-made hooks: allow/deny rules, approval, limits and definition pinning."""

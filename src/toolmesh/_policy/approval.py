@@ -1,4 +1,4 @@
-"""Approval: ask someone before a call runs (``RequireApproval``)."""
+"""Approval: ask the host before a call runs."""
 
 from __future__ import annotations
 
@@ -21,23 +21,32 @@ class RequireApproval(Hook):
 
     ``when(entry)`` narrows which rows need approval (all by default). Put approval
     after cheaper rules, so nobody is asked about a call a rule would refuse.
+
+    Without a callback, someone else asks: a framework bridge (``toolmesh.bridges.*``)
+    turns the hook into the framework's own approval, which pauses the run before the
+    call. Where nobody can ask (``run_tool_calls``, the gateway), a call that needs
+    approval is refused.
     """
 
     __slots__ = ("callback", "when")
 
-    def __init__(self, callback: ApprovalCallback, *, when: Callable[[Entry], bool] | None = None) -> None:
+    def __init__(
+        self, callback: ApprovalCallback | None = None, *, when: Callable[[Entry], bool] | None = None
+    ) -> None:
         self.callback = callback
-        """Decides each call."""
+        """Decides each call (None: the framework a bridge exports to asks, or the call is refused)."""
         self.when = when
         """Which rows need approval (None: every row)."""
 
     def covers(self, entry: Entry) -> bool:
-        """Whether calls of ``entry`` need approval (``when`` says so, or there is no ``when``)."""
+        """Whether calls of ``entry`` need approval."""
         return self.when is None or self.when(entry)
 
     async def on_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> ToolCallAction:
         if not self.covers(entry):
             return PROCEED
+        if self.callback is None:
+            return Refuse(f"Running the tool {call.name!r} needs approval, and nobody can give it here.")
         verdict = await self.callback(call, entry)
         if verdict is True:
             return PROCEED

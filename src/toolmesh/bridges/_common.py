@@ -1,136 +1,158 @@
-"""What the framework bridges share: approval by the framework's user, retry or fail, saying what cannot cross.
+"""What every framework bridge needs: the turn's snapshot, what cannot cross, approval from policy.
 
 Nothing here imports a framework.
 """
 
 from __future__ import annotations
 
-import warnings
-from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+import logging
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
-from toolmesh._context.context import ToolContext
-from toolmesh._core.calls import ToolCall
-from toolmesh._core.errors import ErrorKind, UnsupportedToolError
-from toolmesh._core.output import ToolOutput
-from toolmesh._core.result import Disposition, ToolResult
-from toolmesh._hooks.actions import PROCEED, Hook, SkipWith, ToolCallAction
+from toolmesh._core.capabilities import IoMode, TaskSupport
+from toolmesh._core.errors import UnsupportedToolError
+from toolmesh._dispatch.registry import ToolRegistry
+from toolmesh._dispatch.snapshot import ToolSnapshot
+from toolmesh._hooks.actions import Hook
 from toolmesh._hooks.stack import HookStack
 from toolmesh._policy.approval import RequireApproval
 from toolmesh._policy.rules import RowRule
-from toolmesh._rows.rows import Entry
+from toolmesh._rows.rows import Entry, HostedEntry, describe_row
 
-__all__ = [
-    "APPROVAL_PENDING",
-    "FrameworkApproval",
-    "asks_retry",
-    "is_pending",
-    "needs_approval",
-    "plain_json",
-    "report_rows",
-    "with_framework_approval",
-]
+__all__ = ["ApprovalPlan", "Crossing", "approval_plan", "crossing", "rows_that_cross", "snapshot_of"]
 
-APPROVAL_PENDING = "toolmesh.approval_pending"
-"""``ToolResult.metadata`` key (value True) of a call put on hold until the framework's user approves it."""
+logger = logging.getLogger("toolmesh.bridges")
+
+_WARNED_LIMIT = 4096
+_warned: set[tuple[str, str]] = set()
+"""(framework, warning) pairs already logged."""
 
 
-def needs_approval(hooks: Iterable[Hook], row: Entry) -> bool:
-    """Whether calls of ``row`` wait for approval, as far as the row alone tells.
+def snapshot_of(source: ToolRegistry | ToolSnapshot) -> ToolSnapshot:
+    """The rows a bridge exports and runs: a registry's snapshot taken now, or the snapshot given.
 
-    The hooks are read in order, like a turn runs them: a rule about rows alone that
-    refuses ``row`` comes first (nobody is asked about a call a rule refuses), else the
-    first ``RequireApproval`` that covers the row asks.
+    Raises:
+        TypeError: for anything else.
     """
-    for hook in hooks:
-        if isinstance(hook, RowRule) and hook.refusal(row) is not None:
-            return False
-        if isinstance(hook, RequireApproval) and hook.covers(row):
-            return True
-    return False
+    if isinstance(source, ToolRegistry):
+        return source.snapshot()
+    if isinstance(source, ToolSnapshot):
+        return source
+    raise TypeError(f"a bridge takes a ToolRegistry or a ToolSnapshot, got {type(source).__name__}")
 
 
-class FrameworkApproval(Hook):
-    """A ``RequireApproval`` whose decision the framework's user makes instead of its callback.
+@dataclass(frozen=True, slots=True)
+class Crossing:
+    """Why a row does not cross into a framework whole."""
 
-    ``approved()`` says whether the framework approved the call now running. A covered
-    call that was not approved is answered with a ``skipped`` result marked
-    ``APPROVAL_PENDING``, which the bridge turns into the framework's approval request.
-    """
+    reason: str
+    """What the framework cannot carry, and what to do about it."""
+    kept: bool
+    """True: the row is exported and only what ``reason`` says is lost; False: it is left out."""
 
-    __slots__ = ("approved", "policy")
 
-    def __init__(self, policy: RequireApproval, approved: Callable[[], bool]) -> None:
-        self.policy = policy
-        """The hook this one stands in for (its ``when`` says which rows need approval)."""
-        self.approved = approved
-        """Whether the framework's user approved the running call."""
-
-    async def on_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> ToolCallAction:
-        if not self.policy.covers(entry) or self.approved():
-            return PROCEED
-        shown = ToolOutput.text(f"The call of {call.name!r} waits for the user's approval.")
-        pending = ToolResult(
-            call.id, call.name, entry.kind, Disposition.SKIPPED, ToolOutput(), shown, metadata={APPROVAL_PENDING: True}
+def crossing(row: Entry, framework: str) -> Crossing | None:
+    """What every framework without these notions loses of ``row`` (None: nothing)."""
+    if isinstance(row, HostedEntry):
+        return Crossing(
+            f"it is a provider-executed (hosted) tool, which {framework} cannot run as one of its tools; "
+            "give the agent the framework's own hosted tool instead, or leave the row out with "
+            "registry.snapshot(active=[...])",
+            kept=False,
         )
-        return SkipWith(result=pending)
+    if row.capabilities.io_mode is IoMode.STREAMING:
+        return Crossing(
+            f"it streams partial outputs, which {framework} has no notion of: the model is shown the "
+            "final output only (a ctx_factory that sets on_partial still receives the parts)",
+            kept=True,
+        )
+    if row.capabilities.task_support is TaskSupport.REQUIRED:
+        return Crossing(
+            f"it runs only as an MCP task, which {framework} has no notion of: the call waits for the "
+            "task's end and the task's statuses reach only a ctx_factory that sets progress",
+            kept=True,
+        )
+    return None
 
-    def __repr__(self) -> str:
-        return f"FrameworkApproval({self.policy!r})"
+
+def rows_that_cross(
+    rows: Iterable[Entry],
+    problems: Callable[[Entry], Crossing | None],
+    *,
+    framework: str,
+    strict: bool,
+) -> list[Entry]:
+    """The rows to export, in order, having said what does not cross.
+
+    A row ``problems`` finds fault with is left out (or kept, as the ``Crossing`` says)
+    with a warning on the ``toolmesh.bridges`` logger naming the row and the reason (once
+    per process for the same row and reason).
+
+    Raises:
+        UnsupportedToolError: with ``strict``, for the first row ``problems`` finds fault with.
+    """
+    kept: list[Entry] = []
+    for row in rows:
+        problem = problems(row)
+        if problem is None:
+            kept.append(row)
+            continue
+        what = f"{describe_row(row)} cannot cross into {framework} whole: {problem.reason}"
+        if strict:
+            raise UnsupportedToolError(f"{what} (strict=True refuses it; pass strict=False to be warned instead)")
+        if (framework, what) not in _warned:  # tools built per run warn once per process, not per run
+            if len(_warned) >= _WARNED_LIMIT:
+                _warned.clear()
+            _warned.add((framework, what))
+            logger.warning("%s. %s", what, "It is exported anyway." if problem.kept else "It is left out.")
+        if problem.kept:
+            kept.append(row)
+    return kept
 
 
-def with_framework_approval(hooks: Iterable[Hook | HookStack], approved: Callable[[], bool]) -> HookStack:
-    """The hooks in order, every ``RequireApproval`` replaced by a ``FrameworkApproval`` asking ``approved``.
+@dataclass(frozen=True, slots=True)
+class ApprovalPlan:
+    """Which rows a framework's own approval asks about, and the hooks a call runs after it."""
+
+    approvals: tuple[RequireApproval, ...]
+    """The ``RequireApproval`` hooks without a callback, which the framework's own approval carries."""
+    hooks: HookStack
+    """Every other hook, in order: what an approved (or not asked) call goes through."""
+    _before: tuple[tuple[Hook, ...], ...]
+    """For each approval hook, the hooks that run before it."""
+
+    def needs_approval(self, row: Entry) -> bool:
+        """Whether a call of ``row`` must be approved first.
+
+        A row an approval hook covers needs approval, unless a rule about rows alone
+        placed before that hook refuses it anyway: nobody is asked about a call a rule
+        would refuse.
+        """
+        for approval, before in zip(self.approvals, self._before, strict=True):
+            if approval.covers(row) and not any(
+                isinstance(hook, RowRule) and hook.refusal(row) is not None for hook in before
+            ):
+                return True
+        return False
+
+
+def approval_plan(hooks: Iterable[Hook | HookStack]) -> ApprovalPlan:
+    """Split ``hooks`` into the approval the framework carries and the hooks that run in the call.
+
+    A ``RequireApproval`` without a callback is the framework's to ask; one with a
+    callback stays a hook, and its callback decides inside the call.
 
     Raises:
         ConfigurationError: for an object that is not a hook.
     """
     flat = HookStack(hooks).hooks
-    return HookStack(FrameworkApproval(h, approved) if isinstance(h, RequireApproval) else h for h in flat)
-
-
-def is_pending(result: ToolResult) -> bool:
-    """Whether ``result`` puts its call on hold until the framework's user approves it."""
-    return result.disposition is Disposition.SKIPPED and result.metadata.get(APPROVAL_PENDING) is True
-
-
-def asks_retry(result: ToolResult) -> bool:
-    """Whether a failed or refused call should go back to the model to try again.
-
-    Invalid arguments (the model can correct them) and retryable errors (a timeout, an
-    unavailable server, a rate limit) do; other failures are final for this call.
-    """
-    error = result.error
-    return error is not None and (error.kind is ErrorKind.INVALID_ARGUMENTS or error.retryable)
-
-
-def report_rows(problems: Mapping[str, str], *, framework: str, strict: bool, warned: set[str]) -> None:
-    """Say which rows cannot cross into ``framework``, and why: an error when ``strict``, else one warning each.
-
-    ``warned`` holds the names already warned about (a bridge lists its catalog again at
-    every run step, and says each thing once); it is updated.
-
-    Raises:
-        UnsupportedToolError: when ``strict`` and any row cannot cross (naming every one).
-    """
-    if not problems:
-        return
-    if strict:
-        listed = "; ".join(f"{name!r}: {why}" for name, why in problems.items())
-        raise UnsupportedToolError(
-            f"{len(problems)} row(s) cannot be used in {framework}: {listed}. Leave them out of the catalog "
-            "(registry.snapshot(active=[...])) or pass strict=False to leave them out with a warning"
-        )
-    for name, why in problems.items():
-        if name not in warned:
-            warned.add(name)
-            warnings.warn(f"The row {name!r} is left out of the {framework} tools: {why}", UserWarning, stacklevel=3)
-
-
-def plain_json(value: Any) -> Any:
-    """A deep copy of JSON-like data as plain dicts and lists, for a framework that may change what it is given."""
-    if isinstance(value, Mapping):
-        return {str(key): plain_json(item) for key, item in value.items()}
-    if isinstance(value, list | tuple):
-        return [plain_json(item) for item in value]
-    return value
+    approvals: list[RequireApproval] = []
+    before: list[tuple[Hook, ...]] = []
+    others: list[Hook] = []
+    for hook in flat:
+        if isinstance(hook, RequireApproval) and hook.callback is None:
+            approvals.append(hook)
+            before.append(tuple(others))
+        else:
+            others.append(hook)
+    return ApprovalPlan(tuple(approvals), HookStack(others), tuple(before))

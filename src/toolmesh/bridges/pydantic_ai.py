@@ -1,50 +1,52 @@
-"""pydantic-ai: a toolmesh catalog as a pydantic-ai toolset.
+"""The pydantic-ai bridge: a toolmesh catalog as one pydantic-ai toolset.
 
 Example:
     >>> from pydantic_ai import Agent
     >>> from toolmesh.bridges.pydantic_ai import toolset
     >>> agent = Agent(model, toolsets=[toolset(registry, hooks=[DenyTools("shell*")])])
 
-Every call the agent makes runs as a toolmesh turn of one call (``run_tool_calls``)
-against the snapshot its run step listed, so hooks, policy, limits, timeouts, tracing
-and redaction apply as they do in a loop of your own. What maps to what:
+Install with ``pip install 'toolmesh[pydantic-ai]'``. Importing ``toolmesh`` does not
+import pydantic-ai; importing this module does.
+
+Every call the agent makes runs through toolmesh's own turn (``run_tool_calls`` with
+one call) against the snapshot its run step listed, so hooks, policy, limits,
+timeouts, tracing and redaction apply as they do in a loop of your own. What maps to
+what:
 
 - A row is a tool: its name, description, parameter schema and output schema
   (``return_schema``); its kind, server, wire name and annotations are on the tool
   definition's ``metadata["toolmesh"]``.
-- ``RunContext`` becomes the call's ``ToolContext``: ``tool_call_id`` is the call id,
-  ``deps`` the deps, ``retry`` the retry count. A tool's progress and partial outputs
-  are emitted into the run's event stream as ``ToolProgressEvent`` / ``ToolPartialEvent``.
+- ``RunContext`` becomes the call's ``ToolContext`` (``tool_context``): the call id,
+  ``deps``, the retry count; a tool's progress and partial outputs go into the run's
+  event stream as ``ToolProgressEvent`` / ``ToolPartialEvent``.
 - A result's presentation reaches the model as pydantic-ai content, block by block in
   order: text as ``str``, JSON as its value, images as ``BinaryImage``, audio and binary
   resources as ``BinaryContent``.
 - Invalid arguments and retryable failures (timeout, unavailable, rate limited) raise
   ``ModelRetry`` with toolmesh's model feedback; other failures and refusals raise
   ``ToolFailed`` with it. A skipped call answers with what the hook said.
-- ``RequireApproval`` hooks become pydantic-ai's deferred approval: the rows they
-  cover are ``requires_approval`` tools (definition kind ``"unapproved"``), so the run
-  ends with ``DeferredToolRequests`` and the user's decision
-  (``DeferredToolResults``) comes back into the same call; the hook's callback is not
-  called. A rule about rows alone placed before it (``DenyTools``, ``DenyAnnotated``,
-  ...) that refuses a row keeps it from being marked, so nobody is asked about a call a
-  rule refuses.
-- Built from a ``ToolRegistry``, the toolset lists a new snapshot at each run step,
-  so a catalog change shows at the next step; built from a ``ToolSnapshot``, it lists
-  that snapshot only.
+- A ``RequireApproval`` without a callback becomes pydantic-ai's deferred approval:
+  the rows it covers are ``requires_approval`` tools (definition kind ``"unapproved"``),
+  so the run ends with ``DeferredToolRequests`` and the user's decision
+  (``DeferredToolResults``) comes back into the same call. One with a callback stays a
+  hook: the callback decides inside the call.
+- Built from a ``ToolRegistry``, the toolset lists a new snapshot at each run step
+  (``for_run_step``), so a catalog change shows at the next step; built from a
+  ``ToolSnapshot``, it lists that snapshot only.
 
 What cannot cross: a hosted row (a provider-executed tool) is not a pydantic-ai function
-tool; it is left out with a warning naming it, or with ``strict=True`` the toolset
-refuses it (``UnsupportedToolError``), when the toolset is built and at any later step
-that lists one.
+tool. It is left out with a warning on the ``toolmesh.bridges`` logger naming it, or
+with ``strict=True`` refused (``UnsupportedToolError``), when the toolset is built and
+at any later step that lists one. Streaming rows and MCP task rows cross whole: their
+partial outputs and progress are events of the run.
 """
 
 from __future__ import annotations
 
 import copy
-from collections.abc import Callable, Iterable
-from contextvars import ContextVar
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeAlias
 
 from pydantic_ai import CustomEvent, RunContext
 from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolFailed
@@ -55,6 +57,7 @@ from pydantic_core import SchemaValidator, core_schema
 
 from toolmesh._context.context import ToolContext, new_call_id
 from toolmesh._core.calls import ToolCall
+from toolmesh._core.errors import ErrorKind
 from toolmesh._core.output import Audio, ContentBlock, EmbeddedResource, Image, Json, Text, ToolOutput
 from toolmesh._core.result import Disposition, ToolResult
 from toolmesh._dispatch.invalid import argument_error
@@ -65,22 +68,24 @@ from toolmesh._hooks.actions import Hook
 from toolmesh._hooks.stack import HookStack
 from toolmesh._rows.rows import Entry, HostedEntry, McpEntry
 
-from ._common import asks_retry, is_pending, needs_approval, plain_json, report_rows, with_framework_approval
+from ._common import Crossing, approval_plan, crossing, rows_that_cross, snapshot_of
 
-__all__ = ["ToolPartialEvent", "ToolProgressEvent", "ToolmeshToolset", "toolset"]
+__all__ = ["ContextFactory", "ToolPartialEvent", "ToolProgressEvent", "ToolmeshToolset", "tool_context", "toolset"]
 
 _FRAMEWORK = "pydantic-ai"
+
+ContextFactory: TypeAlias = Callable[[RunContext[Any]], ToolContext[Any]]
+"""Builds toolmesh's ``ToolContext`` for one call from pydantic-ai's ``RunContext``
+(``tool_context`` by default; start from it to add to it). The call id is always set to
+the ``RunContext``'s."""
 
 _ANY_OBJECT = SchemaValidator(core_schema.dict_schema())
 """pydantic-ai parses the model's arguments into an object; the row checks them in the turn."""
 
-_RUN_CONTEXT: ContextVar[RunContext[Any] | None] = ContextVar("toolmesh_pydantic_ai_run_context", default=None)
-"""The pydantic-ai context of the call whose turn is running (hooks of this bridge read its approval)."""
-
 
 @dataclass(kw_only=True)
 class ToolProgressEvent(CustomEvent, name="toolmesh.progress"):
-    """A toolmesh tool reported progress (``ctx.report_progress``, or an MCP progress notification)."""
+    """A toolmesh tool reported progress (``ctx.report_progress``, an MCP progress notification or task status)."""
 
     progress: float
     """How far the call got."""
@@ -102,24 +107,30 @@ def toolset(
     source: ToolRegistry | ToolSnapshot,
     *,
     hooks: Iterable[Hook | HookStack] = (),
-    strict: bool = False,
+    ctx_factory: ContextFactory | None = None,
     max_retries: int | None = None,
     strict_schemas: bool | None = None,
+    strict: bool = False,
     id: str | None = None,
 ) -> ToolmeshToolset[Any]:
-    """A pydantic-ai toolset of ``source``'s rows, dispatched through toolmesh.
+    """A pydantic-ai toolset of ``source``'s rows, each call dispatched through toolmesh.
 
     Args:
-        source: A ``ToolRegistry`` (a fresh snapshot at each run step) or a ``ToolSnapshot``
+        source: A ``ToolRegistry`` (a new snapshot at each run step) or a ``ToolSnapshot``
             (these rows, always).
-        hooks: Hooks and policy, run for every call in order, as ``run_tool_calls`` runs them.
-            ``RequireApproval`` becomes pydantic-ai's deferred approval.
-        strict: Refuse rows that cannot cross (``UnsupportedToolError``) instead of leaving
-            them out with a warning.
+        hooks: toolmesh hooks and policy, run for every call in order, as ``run_tool_calls``
+            runs them. A ``RequireApproval`` without a callback becomes pydantic-ai's
+            deferred approval for the rows its ``when`` covers, unless a rule about rows
+            alone placed before it (``DenyTools``, ``AllowServers``, ...) refuses the row:
+            nobody is asked about a call a rule refuses. One with a callback stays a hook.
+        ctx_factory: Builds each call's ``ToolContext`` from the ``RunContext``
+            (``tool_context`` by default).
         max_retries: How many times the model may retry a tool's failed calls; the agent's
             default (``Agent(retries=...)``) when None.
         strict_schemas: pydantic-ai's ``ToolDefinition.strict`` for every row (None: the
             model decides, as for pydantic-ai's own tools).
+        strict: Refuse rows that cannot cross (``UnsupportedToolError``) instead of leaving
+            them out with a warning.
         id: The toolset's id, unique among the agent's toolsets (pydantic-ai's durable
             execution names toolsets by it).
 
@@ -129,90 +140,106 @@ def toolset(
         TypeError: for a ``source`` that is neither a registry nor a snapshot.
     """
     return ToolmeshToolset(
-        source, hooks=hooks, strict=strict, max_retries=max_retries, strict_schemas=strict_schemas, id=id
+        source,
+        hooks=hooks,
+        ctx_factory=ctx_factory,
+        max_retries=max_retries,
+        strict_schemas=strict_schemas,
+        strict=strict,
+        id=id,
     )
 
 
-def _approved() -> bool:
-    run_context = _RUN_CONTEXT.get()
-    return run_context is not None and run_context.tool_call_approved
+def tool_context(run_context: RunContext[Any]) -> ToolContext[Any]:
+    """The ``ToolContext`` of the call ``run_context`` runs (the default ``ctx_factory``).
+
+    Its call id is the ``tool_call_id``, its ``deps`` the run's deps, its ``retry`` the
+    tool's retry count; the tool's progress and partial outputs are emitted into the run's
+    event stream as ``ToolProgressEvent`` and ``ToolPartialEvent``.
+    """
+    events = _Events(run_context)
+    return ToolContext(
+        call_id=run_context.tool_call_id or new_call_id(),
+        deps=run_context.deps,
+        retry=run_context.retry,
+        progress=events.progress,
+        on_partial=events.partial,
+    )
+
+
+class _Events:
+    """Emits a call's progress and partial outputs into its run's event stream."""
+
+    __slots__ = ("run_context",)
+
+    def __init__(self, run_context: RunContext[Any]) -> None:
+        self.run_context = run_context
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        await self.run_context.emit(ToolProgressEvent(progress=progress, total=total, message=message))
+
+    async def partial(self, output: ToolOutput) -> None:
+        await self.run_context.emit(ToolPartialEvent(content=_content(output)))
 
 
 class _Shared:
-    """What every step of one toolset shares: the source, the options, the hooks, definitions made so far."""
+    """What every run step of one toolset shares: the source, the options, the hooks, the definitions made."""
 
-    __slots__ = (
-        "approval_hooks",
-        "definitions",
-        "hooks",
-        "max_retries",
-        "source",
-        "strict",
-        "strict_schemas",
-        "warned",
-    )
+    __slots__ = ("definitions", "factory", "hooks", "max_retries", "plan", "source", "strict", "strict_schemas")
 
     def __init__(
         self,
         source: ToolRegistry | ToolSnapshot,
         hooks: Iterable[Hook | HookStack],
-        strict: bool,
+        ctx_factory: ContextFactory | None,
         max_retries: int | None,
         strict_schemas: bool | None,
+        strict: bool,
     ) -> None:
-        if not isinstance(source, ToolRegistry | ToolSnapshot):
-            raise TypeError(f"toolset() takes a ToolRegistry or a ToolSnapshot, got {type(source).__name__}")
         self.source = source
-        flat = HookStack(hooks).hooks
-        self.hooks = with_framework_approval(flat, _approved)
-        """The hooks each call's turn runs, ``RequireApproval`` standing for pydantic-ai's approval."""
-        self.approval_hooks = flat
-        """The hooks as given, read for which rows need approval."""
-        self.strict = strict
+        self.plan = approval_plan(hooks)
+        """Which rows pydantic-ai's approval asks about."""
+        self.hooks = self.plan.hooks
+        """The hooks each call's turn runs (the approval pydantic-ai carries taken out)."""
+        self.factory = ctx_factory or tool_context
         self.max_retries = max_retries
         self.strict_schemas = strict_schemas
+        self.strict = strict
         self.definitions: dict[str, tuple[Entry, ToolDefinition | None]] = {}
-        """Each row's pydantic-ai definition (None: it cannot cross), kept while the row is the same object."""
-        self.warned: set[str] = set()
+        """Each row's pydantic-ai definition (None: it does not cross), kept while the row is the same object."""
 
-    def definitions_of(self, rows: Iterable[Entry]) -> list[tuple[Entry, ToolDefinition]]:
-        """The rows that can cross, each with its definition; says what cannot (``report_rows``)."""
-        made: dict[str, tuple[Entry, ToolDefinition | None]] = {}
-        problems: dict[str, str] = {}
+    def definitions_of(self, rows: list[Entry]) -> list[tuple[Entry, ToolDefinition]]:
+        """The rows that cross, each with its definition; says what does not (``rows_that_cross``)."""
         known = self.definitions
+        fresh = [row for row in rows if (cached := known.get(row.name)) is None or cached[0] is not row]
+        crossing_ids = {id(row) for row in rows_that_cross(fresh, _problem, framework=_FRAMEWORK, strict=self.strict)}
+        made: dict[str, tuple[Entry, ToolDefinition | None]] = {}
         for row in rows:
             cached = known.get(row.name)
             if cached is None or cached[0] is not row:
-                cached = (row, self._definition(row))
+                cached = (row, self._definition(row) if id(row) in crossing_ids else None)
             made[row.name] = cached
-            if cached[1] is None:
-                problems[row.name] = _cannot_cross(row)
-        report_rows(problems, framework=_FRAMEWORK, strict=self.strict, warned=self.warned)
         self.definitions = made
         return [(row, definition) for row, definition in made.values() if definition is not None]
 
-    def _definition(self, row: Entry) -> ToolDefinition | None:
-        if isinstance(row, HostedEntry):
-            return None
+    def _definition(self, row: Entry) -> ToolDefinition:
         definition = row.definition
         output_schema = definition.output_schema
         return ToolDefinition(
             name=row.name,
-            parameters_json_schema=plain_json(definition.parameters),
+            parameters_json_schema=_plain(definition.parameters),
             description=definition.description or None,
             strict=self.strict_schemas,
-            kind="unapproved" if needs_approval(self.approval_hooks, row) else "function",
+            kind="unapproved" if self.plan.needs_approval(row) else "function",
             metadata={"toolmesh": _row_metadata(row)},
-            return_schema=plain_json(output_schema) if output_schema is not None else None,
+            return_schema=_plain(output_schema) if output_schema is not None else None,
         )
 
 
-def _cannot_cross(row: Entry) -> str:
-    provider = f" ({row.provider})" if isinstance(row, HostedEntry) and row.provider else ""
-    return (
-        f"it is a hosted tool, run by its provider{provider}, and pydantic-ai function tools run here; "
-        "give the Agent pydantic-ai's own native tool (e.g. WebSearchTool) instead"
-    )
+def _problem(row: Entry) -> Crossing | None:
+    """What pydantic-ai cannot carry of ``row``: a hosted row only (partial outputs and task
+    statuses are events of the run)."""
+    return crossing(row, _FRAMEWORK) if isinstance(row, HostedEntry) else None
 
 
 def _row_metadata(row: Entry) -> dict[str, Any]:
@@ -232,6 +259,15 @@ def _row_metadata(row: Entry) -> dict[str, Any]:
     return found
 
 
+def _plain(value: Any) -> Any:
+    """A deep copy of JSON-like data as plain dicts and lists: pydantic-ai may change what it is given."""
+    if isinstance(value, Mapping):
+        return {str(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(item) for item in value]
+    return value
+
+
 class ToolmeshToolset(AbstractToolset[AgentDepsT]):
     """A pydantic-ai toolset of a toolmesh registry's or snapshot's rows (make one with ``toolset()``).
 
@@ -245,20 +281,17 @@ class ToolmeshToolset(AbstractToolset[AgentDepsT]):
         source: ToolRegistry | ToolSnapshot,
         *,
         hooks: Iterable[Hook | HookStack] = (),
-        strict: bool = False,
+        ctx_factory: ContextFactory | None = None,
         max_retries: int | None = None,
         strict_schemas: bool | None = None,
+        strict: bool = False,
         id: str | None = None,
     ) -> None:
-        self._shared = _Shared(source, hooks, strict, max_retries, strict_schemas)
+        snapshot = snapshot_of(source)
+        self._shared = _Shared(source, hooks, ctx_factory, max_retries, strict_schemas, strict)
         self._id = id
         self._catalog: ToolRegistry | ToolSnapshot = source
-        self._shared.definitions_of(source.entries())  # what cannot cross is said now
-
-    def _at_step(self, snapshot: ToolSnapshot) -> ToolmeshToolset[AgentDepsT]:
-        step = copy.copy(self)
-        step._catalog = snapshot
-        return step
+        self._shared.definitions_of(snapshot.entries())  # what cannot cross is said now
 
     @property
     def id(self) -> str | None:
@@ -273,10 +306,12 @@ class ToolmeshToolset(AbstractToolset[AgentDepsT]):
 
     async def for_run_step(self, ctx: RunContext[AgentDepsT]) -> AbstractToolset[AgentDepsT]:
         """This step's toolset: a new snapshot of a registry (a snapshot stays as it is)."""
-        catalog = self._shared.source
-        if isinstance(catalog, ToolRegistry):
-            return self._at_step(catalog.snapshot())
-        return self
+        source = self._shared.source
+        if not isinstance(source, ToolRegistry):
+            return self
+        step = copy.copy(self)
+        step._catalog = source.snapshot()
+        return step
 
     async def get_tools(self, ctx: RunContext[AgentDepsT]) -> dict[str, ToolsetTool[AgentDepsT]]:
         shared = self._shared
@@ -303,16 +338,26 @@ class ToolmeshToolset(AbstractToolset[AgentDepsT]):
         Raises:
             ModelRetry: invalid arguments, or a retryable failure (toolmesh's feedback as its message).
             ToolFailed: any other failure or refusal.
-            ApprovalRequired: a call a ``RequireApproval`` covers that the user has not approved.
+            ApprovalRequired: a call that needs approval the user has not given (when a
+                wrapper toolset took the ``"unapproved"`` kind off its definition).
         """
-        call = ToolCall.from_arguments(ctx.tool_call_id or new_call_id(), name, tool_args)
-        token = _RUN_CONTEXT.set(ctx)
-        try:
-            turn = await run_tool_calls(
-                self._catalog, (call,), ctx_factory=_Call(ctx).context, hooks=self._shared.hooks, max_concurrency=1
-            )
-        finally:
-            _RUN_CONTEXT.reset(token)
+        shared = self._shared
+        catalog = self._catalog
+        if shared.plan.approvals and not ctx.tool_call_approved:
+            row = catalog.get(name)
+            if row is not None and shared.plan.needs_approval(row):
+                raise ApprovalRequired()
+        call_id = ctx.tool_call_id or new_call_id()
+        tool_ctx = shared.factory(ctx)
+        if tool_ctx.call_id != call_id:
+            tool_ctx.call_id = call_id
+        hooks = shared.hooks
+        if not hooks.hooks:
+            # a turn of one call with no hook is exactly this dispatch: nothing is paid for
+            # what is not configured (the arguments are the object pydantic-ai parsed)
+            return _answer(await catalog.dispatch(name, tool_args, tool_ctx))
+        call = ToolCall.from_arguments(call_id, name, tool_args)
+        turn = await run_tool_calls(catalog, (call,), ctx_factory=lambda _: tool_ctx, hooks=hooks, max_concurrency=1)
         return _answer(turn.results[0])
 
 
@@ -329,43 +374,18 @@ def _checker(row: Entry) -> Callable[..., None]:
     return check
 
 
-class _Call:
-    """One call's ``ToolContext``, made from its pydantic-ai ``RunContext``; progress and partial
-    outputs go to the run's event stream."""
-
-    __slots__ = ("run_context",)
-
-    def __init__(self, run_context: RunContext[Any]) -> None:
-        self.run_context = run_context
-
-    def context(self, call: ToolCall) -> ToolContext[Any]:
-        run_context = self.run_context
-        return ToolContext(
-            call_id=call.id,
-            deps=run_context.deps,
-            retry=run_context.retry,
-            progress=self.progress,
-            on_partial=self.partial,
-        )
-
-    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
-        await self.run_context.emit(ToolProgressEvent(progress=progress, total=total, message=message))
-
-    async def partial(self, output: ToolOutput) -> None:
-        await self.run_context.emit(ToolPartialEvent(content=_content(output)))
-
-
 def _answer(result: ToolResult) -> Any:
-    """What pydantic-ai expects of ``call_tool`` for ``result``: content, or the exception that says why not."""
+    """What pydantic-ai expects of ``call_tool`` for ``result``: content, or the exception that says why not.
+
+    Invalid arguments and retryable errors go back to the model to try again
+    (``ModelRetry``); any other failure or refusal is final for the call (``ToolFailed``).
+    """
     disposition = result.disposition
-    if disposition is Disposition.SUCCEEDED:
-        return _content(result.presentation)
-    if disposition is Disposition.SKIPPED:
-        if is_pending(result):
-            raise ApprovalRequired()
+    if disposition is Disposition.SUCCEEDED or disposition is Disposition.SKIPPED:
         return _content(result.presentation)
     feedback = result.presentation.as_text()
-    if asks_retry(result):
+    error = result.error
+    if error is not None and (error.kind is ErrorKind.INVALID_ARGUMENTS or error.retryable):
         raise ModelRetry(feedback)
     raise ToolFailed(feedback)
 

@@ -24,7 +24,8 @@ from _servers import FIXTURES, ServerURL, http_server, stdio_params
 from toolmesh import ServerConnectionError, ToolRegistry, ToolResult
 from toolmesh.mcp import McpServer
 from toolmesh.mcp._client import session as _session
-from toolmesh.mcp._spec.secrets import LOG_GUARD, MIN_SECRET_CHARS, Secrets
+from toolmesh.mcp._client.telemetry import TELEMETRY_GUARD
+from toolmesh.mcp._spec.secrets import MIN_SECRET_CHARS, Secrets
 from toolmesh.providers.openai_responses import mcp_call_item
 
 ECHO = FIXTURES / "echo_server.py"
@@ -222,23 +223,23 @@ async def test_stdio_failing_tools_list_hides_env_in_the_connect_error(caplog: p
     assert not leaks(caplog.text, (ENV_TOKEN,))
 
 
-# -- the log filter's lifetime -----------------------------------------------------------------
+# -- the telemetry guard's lifetime -------------------------------------------------------------
 
 
-async def test_log_filter_is_on_the_http_loggers_only_while_a_connection_is_open() -> None:
+async def test_log_records_are_redacted_only_while_a_connection_is_open() -> None:
     library = logging.getLogger("httpx2")
-    held_before = bool(LOG_GUARD.secrets)  # another module's registry may still hold a connection
-    assert HEADER_TOKEN not in LOG_GUARD.secrets.values
+    assert HEADER_TOKEN not in TELEMETRY_GUARD.secrets.values
+
+    def record() -> logging.LogRecord:
+        return library.makeRecord("httpx2", logging.INFO, __file__, 1, "GET %s", (f"/x?key={QUERY_TOKEN}",), None)
+
     async with echo_http() as url, ToolRegistry() as registry:
         with anyio.fail_after(30):
             await registry.connect(http_spec(url))
-        assert HEADER_TOKEN in LOG_GUARD.secrets.values
-        assert any(f in library.filters for f in logging.getLogger("httpcore2.http11").filters)
-        record = library.makeRecord("httpx2", logging.INFO, __file__, 1, "GET %s", (f"/x?key={QUERY_TOKEN}",), None)
-        assert all(f.filter(record) for f in library.filters)
-        assert record.getMessage() == "GET /x?key=***"
-    assert HEADER_TOKEN not in LOG_GUARD.secrets.values
-    assert bool(library.filters) == held_before
+        assert HEADER_TOKEN in TELEMETRY_GUARD.secrets.values
+        assert record().getMessage() == "GET /x?key=***"
+    assert HEADER_TOKEN not in TELEMETRY_GUARD.secrets.values
+    assert record().getMessage() == f"GET /x?key={QUERY_TOKEN}"
 
 
 async def test_a_tool_whose_name_holds_a_configured_secret_is_left_out(caplog: pytest.LogCaptureFixture) -> None:

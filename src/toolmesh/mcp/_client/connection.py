@@ -35,10 +35,10 @@ from toolmesh._core.errors import ErrorKind, ServerConnectionError, ToolExecutio
 from toolmesh._core.metadata import MCP_ARGUMENTS, MCP_META, MCP_RESULT
 from toolmesh._core.output import ToolOutput, truncate_text
 from toolmesh._rows import mcp_convert as _convert
-from toolmesh.mcp._spec.secrets import LOG_GUARD, Secrets
 
 from . import errors as _errors
 from .connect_errors import connect_error
+from .connection_secrets import ConnectionSecrets
 from .input_rounds import send_call
 from .resource_watch import ResourceWatch
 from .server_log import ServerLog
@@ -48,6 +48,7 @@ from .tool_listing import discover_tools
 if TYPE_CHECKING:
     from toolmesh._context.asking import HostCallbacks
     from toolmesh._rows.rows import McpEntry
+    from toolmesh.mcp._spec.secrets import Secrets
     from toolmesh.mcp._spec.server import McpServer
 
 __all__ = ["ConnectionState", "McpConnection"]
@@ -89,8 +90,8 @@ class McpConnection:
         self._failures = 0
         self._next_attempt = 0.0
         self._last_error: str | None = None
-        self._secrets = Secrets.of(spec)
-        self.server_log = ServerLog(spec.label, self._secrets.redact if self._secrets else None)
+        self._guarded = ConnectionSecrets(spec)  # with the credentials its auth sends
+        self.server_log = ServerLog(spec.label, self._guarded.redact if self._guarded else None)
         self.resources = ResourceWatch(spec.label)  # the resources subscribed to, across sessions
         self.reconnects = 0
         """How many times a lost session was replaced by a new one."""
@@ -105,6 +106,10 @@ class McpConnection:
         self.on_tools_changed: Callable[[McpConnection], None] | None = None
         """Called when the tool list may have changed: the server announced it (``notifications/tools/list_changed``,
         or an event on a 2026-07-28 ``subscriptions/listen`` stream), or a lost session was replaced."""
+
+    @property
+    def _secrets(self) -> Secrets:
+        return self._guarded.secrets
 
     def __repr__(self) -> str:
         return f"McpConnection(label={self.label!r}, state={self.state!r}, protocol={self.protocol_version!r})"
@@ -127,22 +132,20 @@ class McpConnection:
     def _start(self) -> Session:
         self._generation += 1
         session = Session(
-            self.spec, self._generation, self._tools_changed, server_log=self.server_log, callbacks=self._callbacks
+            self._guarded.spec,
+            self._generation,
+            self._tools_changed,
+            server_log=self.server_log,
+            callbacks=self._callbacks,
         )
         session.resources = self.resources
         self._task_group.start_soon(self._run_session, session, name=f"toolmesh MCP session {self.label!r}")
         return session
 
     async def _run_session(self, session: Session) -> None:
-        """Run ``session`` with the spec's secrets kept out of every log record meanwhile."""
-        if not self._secrets:
+        """Run ``session`` with the secrets kept out of every log record and SDK span meanwhile."""
+        with self._guarded.held():
             await session.run()
-            return
-        LOG_GUARD.hold(self._secrets)
-        try:
-            await session.run()
-        finally:
-            LOG_GUARD.release(self._secrets)
 
     def _adopt(self, session: Session) -> None:
         """Make ``session`` the live one and record what the server said about itself."""

@@ -8,12 +8,11 @@ digits), and values of stdio ``args`` that follow a flag naming a key or token
 
 A server may echo any of them back (in a result, an ``isError`` text, a JSON-RPC
 error, a failing handshake), and the HTTP library and the SDK log full URLs and
-messages. ``Secrets.of(spec)`` collects the strings once per spec; ``redact`` replaces
-each with ``***``, and the connection applies it wherever server-sent text becomes
-model feedback, output or an error message (toolmesh's spans record only error kinds).
-``LOG_GUARD`` holds a logging filter on the loggers of toolmesh, the SDK (``mcp``,
-``client``), ``httpx2`` and ``httpcore2`` while a connection is open, so their records
-are redacted too.
+messages. ``Secrets.of(spec)`` collects the strings once per spec (plus the credentials
+an ``auth`` object put on the requests, once they were sent); ``redact`` replaces each
+with ``***``, and the connection applies it wherever server-sent text becomes model
+feedback, output or an error message. Log records and spans made while a connection is
+open are the telemetry guard's (``toolmesh.mcp._client.telemetry``).
 
 Values shorter than ``MIN_SECRET_CHARS`` are not redacted: flags such as ``"1"``,
 ``"true"`` or ``"debug"`` would otherwise be starred out of every result, and a value
@@ -27,7 +26,6 @@ import binascii
 import json
 import logging
 import re
-import threading
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -40,7 +38,7 @@ from toolmesh._core.errors import ServerConnectionError
 
 from .defaults import SpecFields
 
-__all__ = ["LOG_GUARD", "MASK", "MIN_SECRET_CHARS", "LogGuard", "Secrets"]
+__all__ = ["MASK", "MIN_SECRET_CHARS", "Secrets"]
 
 logger = logging.getLogger("toolmesh.mcp")
 
@@ -62,19 +60,6 @@ _PUBLIC_ENV = frozenset(
 passes its whole environment (``env={**os.environ, ...}``) would otherwise see every path
 under its home directory starred out of every answer."""
 _SECRET_FLAG = re.compile(r"key|token|secret|passw|auth|credential|bearer", re.IGNORECASE)
-_LOGGER_PREFIXES = ("toolmesh", "mcp", "httpx2", "httpcore2")
-_KNOWN_LOGGERS = (
-    "toolmesh",
-    "toolmesh.mcp",
-    "mcp",
-    "client",  # the SDK's mcp/client/session.py logs under this bare name
-    "httpx2",
-    "httpcore2.connection",
-    "httpcore2.http11",
-    "httpcore2.http2",
-    "httpcore2.proxy",
-    "httpcore2.socks",
-)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,9 +70,15 @@ class Secrets:
     """Every form a configured secret may take in text: as given, JSON-escaped, percent-encoded."""
 
     @classmethod
-    def of(cls, spec: SpecFields) -> Secrets:
-        """Collect the secrets of ``spec``: header and env values, URL tokens, flagged args."""
-        return cls.from_values(_spec_values(spec))
+    def of(cls, spec: SpecFields, credentials: Iterable[str] = ()) -> Secrets:
+        """Collect the secrets of ``spec``: header and env values, URL tokens, flagged args.
+
+        Args:
+            spec: The server spec.
+            credentials: Header values the spec's ``auth`` put on requests
+                (``Authorization: Bearer <token>``), taken apart like configured headers.
+        """
+        return cls.from_values(_spec_values(spec, credentials))
 
     @classmethod
     def from_values(cls, values: Iterable[str]) -> Secrets:
@@ -123,8 +114,8 @@ class Secrets:
         (``ToolExecutionError``: ``message``, ``model_feedback``; ``ServerConnectionError``:
         its text). The exceptions they were made from (``__cause__``, ``__context__``,
         the members of exception groups) are redacted too, so a traceback a host logs
-        shows no secret either: their string arguments and attributes, and the wire
-        objects they hold (``MCPError.error``).
+        shows no secret either: their string arguments and attributes (``__notes__``
+        included), and the wire objects they hold (``MCPError.error``).
         """
         if not self.values:
             return exc
@@ -147,6 +138,8 @@ class Secrets:
         for name, value in list(attributes.items()):
             if isinstance(value, str):
                 attributes[name] = self.redact(value)
+            elif isinstance(value, list) and all(isinstance(item, str) for item in value):  # __notes__
+                attributes[name] = [self.redact(item) for item in value]
             elif isinstance(value, pydantic.BaseModel):
                 try:
                     attributes[name] = self.redact_model(value)
@@ -221,15 +214,9 @@ def _strings(value: Any) -> Iterator[str]:
             stack.extend(item)
 
 
-def _spec_values(spec: SpecFields) -> Iterator[str]:
-    for value in spec.headers.values():
-        yield value
-        scheme, _, credentials = value.strip().partition(" ")
-        credentials = credentials.strip()
-        if credentials:
-            yield credentials  # the token of "Bearer xyz"
-            if scheme.lower() == "basic":
-                yield from _basic_credentials(credentials)
+def _spec_values(spec: SpecFields, credentials: Iterable[str]) -> Iterator[str]:
+    for value in (*spec.headers.values(), *credentials):
+        yield from _header_values(value)
     for name, value in spec.env.items():
         if name not in _PUBLIC_ENV and not name.startswith(("LC_", "XDG_")):
             yield value
@@ -244,6 +231,17 @@ def _spec_values(spec: SpecFields) -> Iterator[str]:
             yield attached
         elif i + 1 < len(args):
             yield args[i + 1]
+
+
+def _header_values(value: str) -> Iterator[str]:
+    """A header value, and the token after its scheme (``Bearer xyz`` gives ``xyz``; Basic decoded)."""
+    yield value
+    scheme, _, credentials = value.strip().partition(" ")
+    credentials = credentials.strip()
+    if credentials:
+        yield credentials
+        if scheme.lower() == "basic":
+            yield from _basic_credentials(credentials)
 
 
 def _basic_credentials(encoded: str) -> Iterator[str]:
@@ -284,88 +282,3 @@ def _url_values(url: str) -> Iterator[str]:
 def _variants(value: str) -> set[str]:
     forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1], quote(value, safe="")}
     return {form for form in forms if len(form) >= MIN_SECRET_CHARS}
-
-
-class _RedactingFilter(logging.Filter):
-    """Rewrites a record whose text holds a secret: message, exception text, stack."""
-
-    def __init__(self, guard: LogGuard) -> None:
-        super().__init__("toolmesh.secrets")
-        self._guard = guard
-
-    def filter(self, record: logging.LogRecord) -> bool:
-        secrets = self._guard.secrets
-        if not secrets:
-            return True
-        try:
-            message = record.getMessage()
-        except Exception:  # a broken record is the handler's to report, with its own message
-            return True
-        clean = secrets.redact(message)
-        if clean is not message:
-            record.msg, record.args = clean, None
-        if record.exc_info and not record.exc_text:
-            record.exc_text = logging.Formatter().formatException(record.exc_info)
-        if record.exc_text:
-            record.exc_text = secrets.redact(record.exc_text)
-        if record.stack_info:
-            record.stack_info = secrets.redact(record.stack_info)
-        return True
-
-
-class LogGuard:
-    """The secrets of every open connection, and the filter that keeps them out of the logs.
-
-    ``hold(secrets)`` when a connection opens, ``release(secrets)`` when it is closed:
-    the filter sits on the loggers while at least one connection holds it. A logger's
-    filter applies only to records made by that very logger, so the filter goes on every
-    existing logger under ``toolmesh``, ``mcp``, ``httpx2`` and ``httpcore2`` (looked up
-    again at each ``hold``, for modules imported since).
-    """
-
-    def __init__(self) -> None:
-        self._lock = threading.Lock()
-        self._held: list[Secrets] = []
-        self._loggers: list[logging.Logger] = []
-        self._filter = _RedactingFilter(self)
-        self.secrets = Secrets()
-        """The union of the held secrets (what the filter redacts)."""
-
-    def hold(self, secrets: Secrets) -> None:
-        """Redact ``secrets`` in log records until ``release(secrets)``."""
-        with self._lock:
-            self._held.append(secrets)
-            self._update()
-            for logger in _loggers():
-                if self._filter not in logger.filters:
-                    logger.addFilter(self._filter)
-                    self._loggers.append(logger)
-
-    def release(self, secrets: Secrets) -> None:
-        """Undo one ``hold(secrets)``; the filter leaves the loggers with the last one."""
-        with self._lock:
-            for i, held in enumerate(self._held):
-                if held is secrets:
-                    del self._held[i]
-                    break
-            self._update()
-            if not self._held:
-                for logger in self._loggers:
-                    logger.removeFilter(self._filter)
-                self._loggers.clear()
-
-    def _update(self) -> None:
-        values = {value for held in self._held for value in held.values}
-        self.secrets = Secrets(tuple(sorted(values, key=lambda s: (-len(s), s))))
-
-
-def _loggers() -> Iterator[logging.Logger]:
-    for name in _KNOWN_LOGGERS:
-        yield logging.getLogger(name)
-    for name, logger in list(logging.Logger.manager.loggerDict.items()):
-        if isinstance(logger, logging.Logger) and name.split(".", 1)[0] in _LOGGER_PREFIXES:
-            yield logger
-
-
-LOG_GUARD = LogGuard()
-"""The process's one guard (logging is process-wide)."""
