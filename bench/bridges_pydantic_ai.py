@@ -20,8 +20,9 @@ Every row calls ``async def add(x: int, y: int) -> int`` with the arguments
      their runs alternate one by one, ``--pairs`` of each, and the medians are compared
      (a run is long enough for a shared machine's drift to show; alternating spreads it).
   3. (ref) the layers under ``handle_call``, alone: each side's argument validation plus
-     ``call_tool``, and the bridge's parts: the canonical ``ToolCall`` it makes of the
-     arguments, ``run_tool_calls`` of one call, and ``snapshot.dispatch`` (toolmesh's floor).
+     ``call_tool``, and the bridge's parts: the call's ``ToolContext``, ``snapshot.dispatch``
+     of the arguments pydantic-ai parsed (with no hook, the turn of one call is exactly
+     that), and with a hook the canonical ``ToolCall`` and ``run_tool_calls`` of one call.
      The report adds them up: where the bridged call's extra time goes.
 
 The ``handle_call`` and reference figures are the best of ``repeats`` timed loops, in
@@ -55,8 +56,8 @@ from pydantic_ai.tool_manager import ToolManager
 from pydantic_ai.toolsets import AbstractToolset, FunctionToolset
 from pydantic_ai.usage import RunUsage, UsageLimits
 
-from toolmesh import ToolCall, ToolRegistry, run_tool_calls, tool
-from toolmesh.bridges.pydantic_ai import toolset
+from toolmesh import ToolCall, ToolContext, ToolRegistry, run_tool_calls, tool
+from toolmesh.bridges.pydantic_ai import tool_context, toolset
 from toolmesh.hooks import Hook, HookStack, Proceed
 
 ARGS = '{"x": 1, "y": 2}'
@@ -182,13 +183,15 @@ async def reference_cases(registry: ToolRegistry) -> list[Case]:
     snapshot = registry.snapshot()
     run_ctx = RunContext[None](deps=None, model=TestModel(), usage=RunUsage(), tool_call_id="call_1", tool_name="add")
     native_set, bridged_set = FunctionToolset([add]), toolset(registry)
+    hooked_set = toolset(registry, hooks=[NoOpinion()])
     native_tool = (await native_set.get_tools(run_ctx))["add"]
     bridged_tool = (await bridged_set.get_tools(run_ctx))["add"]
+    hooked_tool = (await hooked_set.get_tools(run_ctx))["add"]
     validate_native, validate_bridged = (
         native_tool.args_validator.validate_json,
         bridged_tool.args_validator.validate_json,
     )
-    stack = HookStack()
+    stack = HookStack([NoOpinion()])
     call = ToolCall.from_arguments("call_1", "add", ARGS)
     arguments = {"x": 1, "y": 2}
 
@@ -198,14 +201,20 @@ async def reference_cases(registry: ToolRegistry) -> list[Case]:
     async def bridged_call_tool() -> Any:
         return await bridged_set.call_tool("add", validate_bridged(ARGS), run_ctx, bridged_tool)
 
+    async def hooked_call_tool() -> Any:
+        return await hooked_set.call_tool("add", validate_bridged(ARGS), run_ctx, hooked_tool)
+
+    async def context() -> Any:
+        return EXPECTED if tool_context(run_ctx).call_id == "call_1" else None
+
+    async def dispatch() -> Any:
+        return (await snapshot.dispatch("add", arguments, ToolContext("call_1"))).output.structured
+
     async def make_call() -> Any:
         return EXPECTED if ToolCall.from_arguments("call_1", "add", arguments).valid else None
 
     async def turn() -> Any:
         return (await run_tool_calls(snapshot, (call,), hooks=stack, max_concurrency=1))[0].output.structured
-
-    async def dispatch() -> Any:
-        return (await snapshot.dispatch("add", ARGS)).output.structured
 
     return [
         Case(
@@ -215,9 +224,16 @@ async def reference_cases(registry: ToolRegistry) -> list[Case]:
             _is_expected,
         ),
         Case("bridged_call_tool", "  (ref) bridge: validate + call_tool", bridged_call_tool, _is_expected),
+        Case("context", "  (ref)   the call's ToolContext (tool_context)", context, _is_expected),
+        Case("dispatch", "  (ref)   toolmesh snapshot.dispatch of the arguments' dict", dispatch, _is_expected),
+        Case(
+            "hooked_call_tool",
+            "  (ref) bridge + one no-opinion hook: validate + call_tool",
+            hooked_call_tool,
+            _is_expected,
+        ),
         Case("make_call", "  (ref)   ToolCall.from_arguments(dict)", make_call, _is_expected),
-        Case("turn", "  (ref)   toolmesh run_tool_calls, one call", turn, _is_expected),
-        Case("dispatch", "  (ref)     toolmesh snapshot.dispatch", dispatch, _is_expected),
+        Case("turn", "  (ref)   toolmesh run_tool_calls, one call, one hook", turn, _is_expected),
     ]
 
 
@@ -283,14 +299,18 @@ def report(cases: dict[str, Case], paired: Paired, args: argparse.Namespace) -> 
     print("  load average " + " ".join(f"{x:.2f}" for x in os.getloadavg()))
     cpu = {key: case.best_cpu * 1e6 for key, case in cases.items()}
     extra = cpu["bridged_call_tool"] - cpu["native_call_tool"]
-    context = cpu["bridged_call_tool"] - cpu["make_call"] - cpu["turn"]
+    rest = cpu["bridged_call_tool"] - cpu["dispatch"] - cpu["context"]
     print()
-    print(f"where a bridged call's extra {extra:.2f} CPU µs go (call_tool against call_tool)")
-    print(f"  the canonical ToolCall (JSON text of the arguments)  {cpu['make_call']:6.2f}")
-    print(f"  the turn around dispatch (run_tool_calls - dispatch)  {cpu['turn'] - cpu['dispatch']:6.2f}")
-    print(f"  dispatch (validate, call, ToolResult)                 {cpu['dispatch']:6.2f}")
-    print(f"  the ToolContext, the context variable, the answer      {context:6.2f}")
-    print(f"  less pydantic-ai's own validate + call_tool          -{cpu['native_call_tool']:6.2f}")
+    print(f"where a bridged call's extra {extra:+.2f} CPU µs go (call_tool against call_tool, no hooks)")
+    print(f"  dispatch of the arguments (validate, call, ToolResult)  {cpu['dispatch']:6.2f}")
+    print(f"  the call's ToolContext                                  {cpu['context']:6.2f}")
+    print(f"  the rest (the approval check, the answer as content)    {rest:6.2f}")
+    print(f"  less pydantic-ai's own validate + call_tool            -{cpu['native_call_tool']:6.2f}")
+    hooked = cpu["hooked_call_tool"] - cpu["bridged_call_tool"]
+    print(
+        f"with one hook, a turn of one call adds {hooked:.2f}: the canonical ToolCall {cpu['make_call']:.2f}, ", end=""
+    )
+    print(f"the turn and the hook around dispatch {cpu['turn'] - cpu['dispatch']:.2f}")
 
 
 async def profile(registry: ToolRegistry, calls: int) -> None:
