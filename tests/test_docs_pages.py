@@ -65,6 +65,7 @@ PUBLIC_MODULES = {
     "toolmesh.providers.gemini",
     "toolmesh.bridges.openai_agents",
     "toolmesh.bridges.langchain",
+    "toolmesh.bridges.pydantic_ai",
 }
 
 

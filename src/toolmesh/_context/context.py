@@ -81,6 +81,9 @@ class ToolContext(Generic[DepsT]):
     """Receives this call's log messages (they also go to the ``toolmesh.server.<label>`` logger)."""
     as_task: bool = False
     """Run an MCP tool whose ``taskSupport`` is ``"optional"`` as a task (``"required"`` always is)."""
+    retry: int = 0
+    """How many earlier calls of this tool failed and were sent back to the model to retry, as the
+    host's agent framework counts them (pydantic-ai's ``RunContext.retry``); 0 when nobody counts."""
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the host how far the call got; a no-op when nobody listens."""
@@ -156,6 +159,7 @@ class ToolContext(Generic[DepsT]):
             tool_name,
             self.on_log,
             self.as_task,
+            self.retry,
         )
 
     @staticmethod
@@ -164,7 +168,7 @@ class ToolContext(Generic[DepsT]):
         if ctx is not None:
             return ctx.fork(tool_name)
         # positional: the dataclass __init__ with keywords and default factories costs twice as much
-        return ToolContext(new_call_id(), None, {}, None, None, None, None, None, tool_name, None, False)
+        return ToolContext(new_call_id(), None, {}, None, None, None, None, None, tool_name, None, False, 0)
 
     def __repr__(self) -> str:
         return (

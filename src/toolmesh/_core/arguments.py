@@ -312,6 +312,13 @@ def _plain(value: object) -> Any:
     raise TypeError(f"a value of type {type(value).__name__} is not JSON")
 
 
+_OPTIONS: dict[str, Any] = {"separators": (",", ":"), "sort_keys": True, "allow_nan": False, "default": _plain}
+_ENCODER = json.JSONEncoder(ensure_ascii=False, **_OPTIONS)
+"""``encode_json``'s encoder, made once (``json.dumps`` with options makes one per call)."""
+_ASCII_ENCODER = json.JSONEncoder(ensure_ascii=True, **_OPTIONS)
+"""The same, escaping every non-ASCII character (for text UTF-8 cannot carry)."""
+
+
 def _non_finite(value: object) -> str:
     """How JSON text spells a NaN or infinity in ``value``, so both paths name it as ``decode_json`` does."""
     pending = [value]
@@ -340,9 +347,8 @@ def encode_json(value: object) -> str:
         ValueError: for values JSON cannot carry (NaN, Infinity, too many digits, too
             deep, not JSON types, keys that cannot be sorted), saying which.
     """
-    options: dict[str, Any] = {"separators": (",", ":"), "sort_keys": True, "allow_nan": False, "default": _plain}
     try:
-        text = json.dumps(value, ensure_ascii=False, **options)
+        text = _ENCODER.encode(value)
     except RecursionError:
         raise ValueError("arguments are nested too deeply to encode as JSON") from None
     except ValueError as exc:
@@ -356,5 +362,5 @@ def encode_json(value: object) -> str:
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
-        text = json.dumps(value, ensure_ascii=True, **options)
+        text = _ASCII_ENCODER.encode(value)
     return text
