@@ -309,22 +309,22 @@ class NameIndex:
 
 def _put(table: dict[_K, list[str]], key: _K, value: str, owned: dict[int, list[str]]) -> None:
     """Add ``value`` to ``table[key]``, copying a list another index shares before changing it."""
-    bucket = table.get(key)
+    bucket: list[str] | None = table.get(key)
     if bucket is not None and id(bucket) in owned:
         bucket.append(value)
         return
-    grown = table[key] = [*(bucket or ()), value]
-    owned[id(grown)] = grown
+    grown = [value] if bucket is None else [*bucket, value]
+    table[key] = owned[id(grown)] = grown
 
 
 def _drop(table: dict[_K, list[str]], key: _K, value: str, owned: dict[int, list[str]]) -> None:
     """Remove one ``value`` from ``table[key]`` (the key too, when it was the last), copying a shared list."""
-    bucket = table.get(key)
+    bucket: list[str] | None = table.get(key)
     if bucket is None or value not in bucket:
         return
     if id(bucket) not in owned:
-        copy = table[key] = list(bucket)
-        owned[id(copy)] = bucket = copy
+        bucket = list(bucket)
+        table[key] = owned[id(bucket)] = bucket
     bucket.remove(value)
     if not bucket:
         del table[key]
