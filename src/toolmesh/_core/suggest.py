@@ -33,7 +33,7 @@ from __future__ import annotations
 import gc
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from difflib import SequenceMatcher, get_close_matches
 from itertools import islice
@@ -41,7 +41,7 @@ from typing import TypeVar
 
 __all__ = ["NameIndex", "closest"]
 
-_K = TypeVar("_K", str, int)
+_K = TypeVar("_K", bound=Hashable)
 
 _CUTOFF = 0.7
 """The least ``difflib`` ratio of a suggestion that is not a strong match."""
