@@ -369,6 +369,11 @@ def report(soak: Soak, args: argparse.Namespace, gateway_alive: bool, gateway_lo
     else:
         trend = 0.0
         print("gateway RSS: no sample after the warm-up (run longer than --warmup)")
+    if soak.rss:
+        marks: dict[int, float] = {}
+        for t, m in soak.rss:
+            marks.setdefault(int(t // 30), m)  # the first sample of each 30 s
+        print("gateway RSS every 30 s (MB): " + ", ".join(f"{m:.1f}" for m in marks.values()))
     if not gateway_alive:
         print(f"the gateway exited during the soak; see the end of {gateway_log}")
     met_calls = not tally.lost and gateway_alive

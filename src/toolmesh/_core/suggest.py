@@ -20,8 +20,9 @@ the first two kinds.
 
 A new catalog version's index is derived from the last one built (``previous=``): its
 tables are copied (dict copies, at C speed) and only the names that came and went are
-indexed, so the first unknown name after a change costs a few milliseconds at 50,000
-rows instead of indexing every name again. Derived tables share the lists they did not
+indexed, so the first unknown name after a change costs a fraction of indexing every
+name again (at 50,000 rows, 15-25 ms instead of 140 ms and more on the shared 2-core
+machine; see bench/unknown_names.py). Derived tables share the lists they did not
 change with the older index, which never changes them either.
 
 ``closest`` is the one "did you mean" of a short list (a document's keys, a module's
