@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed
 
-.PHONY: demo serve test lint docs unit bench install clean
+.PHONY: demo serve test lint docs unit bench soak install clean
 
 $(STAMP): pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -43,6 +43,10 @@ bench: install
 	$(BIN)/python bench/scale.py
 	$(BIN)/python bench/gateway.py
 	$(BIN)/python bench/bridges_openai_agents.py
+
+# The gateway under mixed load for 60 s, its upstreams killed and restarted: calls lost, memory slope.
+soak: install
+	$(BIN)/python bench/soak.py
 
 clean:
 	rm -rf $(VENV) .npm-tools .conformance .site

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import typer.main
 from typer.testing import CliRunner
 
 from toolmesh._cli.main import app
@@ -101,3 +102,26 @@ def test_export_refuses_an_unknown_provider() -> None:
     assert "--provider 'nope' is not one of openai, openai-responses, anthropic, gemini" in " ".join(
         done.output.split()
     )
+
+
+@pytest.mark.parametrize("command", ["tools", "call", "export", "check", "serve"])
+def test_help_is_whole_at_80_columns(command: str) -> None:
+    done = CliRunner().invoke(app, [command, "--help"], env={"COLUMNS": "80"})
+    assert done.exit_code == 0, done.output
+    assert max(len(line) for line in done.output.splitlines()) <= 80
+    assert "…" not in done.output
+    click_command = typer.main.get_command(app).commands[command]  # type: ignore[attr-defined]
+    words = set(done.output.replace(",", " ").split())
+    for param in click_command.params:
+        for name in (*param.opts, *param.secondary_opts):
+            if name.startswith("-"):
+                assert name in words, f"{name} is not whole in `toolmesh {command} --help`"
+        assert param.help is None or " ".join(param.help.split()[-2:]) in " ".join(done.output.split())
+
+
+def test_the_command_list_is_whole_at_80_columns() -> None:
+    done = CliRunner().invoke(app, ["--help"], env={"COLUMNS": "80"})
+    assert done.exit_code == 0, done.output
+    listed = done.output.split("Commands:", 1)[1].splitlines()
+    assert {line.split()[0] for line in listed if line.strip()} == {"tools", "call", "export", "check", "serve"}
+    assert not any(line.rstrip().endswith(("...", "…")) or len(line) > 80 for line in listed)

@@ -128,3 +128,75 @@ def test_tool_not_found_error_still_takes_a_plain_list_of_names() -> None:
     missing = ToolNotFoundError("serch", ["search", "fetch"])
     assert missing.suggestions == ("search",) and missing.name == "serch"
     assert ToolNotFoundError(None, ["search"]).suggestions == ()
+
+
+def _hosted_registry(names: list[str]) -> ToolRegistry:
+    registry = ToolRegistry()
+    for name in names:
+        registry.register_hosted(name, {"type": "web_search"})
+    return registry
+
+
+def _names(rows: int, salt: str = "") -> list[str]:
+    verbs = ["get", "list", "create", "update", "delete", "search", "read", "write"]
+    words = [hashlib.sha256(f"{salt}{i}".encode()).hexdigest()[:10] for i in range(rows)]
+    return [f"srv{i % 30}__{verbs[i % 8]}_{words[i]}" for i in range(rows)]
+
+
+async def test_the_first_unknown_name_after_a_change_indexes_only_what_changed(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Indexing every name again after each change cost ~0.2 s at 50,000 rows; the new
+    version's index is derived from the last one, so its work follows the change, not the catalog."""
+    from toolmesh._core import suggest
+
+    names = _names(5_000)
+    registry = _hosted_registry(names)
+    assert (await registry.dispatch("srv0__get_nothing", "{}")).error is not None  # the first index: every name
+    keyed = 0
+    real_key = suggest._key
+
+    def counting_key(name: str) -> str:
+        nonlocal keyed
+        keyed += 1
+        return real_key(name)
+
+    monkeypatch.setattr(suggest, "_key", counting_key)
+    registry.register_hosted("srv0__brand_new_tool", {"type": "web_search"})
+    registry.unregister(names[7])
+    result = await registry.dispatch("srv0__brand_new_tol", "{}")
+    assert "srv0__brand_new_tool" in result.presentation.as_text()
+    assert keyed < 50, f"{keyed} names keyed for a change of two"
+    gone = await registry.dispatch(names[7][:-1], "{}")
+    assert names[7] not in gone.presentation.as_text()
+
+
+def test_a_derived_index_suggests_what_a_fresh_one_does() -> None:
+    before, after = _names(3_000), _names(3_000)
+    for name in _names(40, salt="new"):  # new names, some near the old ones
+        after.append(name)
+    del after[100:160]  # gone
+    after[200] = after[200].upper()  # the same up to case: another name, the same key
+    old_others = {f"tool_{i}": name for i, name in enumerate(before[:500])}
+    kept = set(after)
+    new_others = {other: name for other, name in old_others.items() if name in kept and int(other[5:]) % 7}
+    new_others.update({f"tool_{i}": name for i, name in enumerate(after[-40:], start=1_000)})
+    queries = [
+        *(name[:-1] for name in before[90:230:3]),  # typos of kept, gone and changed names
+        *(name.split("__", 1)[1] for name in after[-40:]),  # new names without their prefix
+        *(f"tool_{i}" for i in [*range(0, 500, 9), *range(1_000, 1_040, 3)]),  # other names, some gone
+        *(name[:5] + name[6:] for name in after[::97]),
+    ]
+    from toolmesh._core.suggest import NameIndex
+
+    previous = NameIndex(before, old_others)
+    for query in queries[::5]:
+        previous.suggest(query)  # build it, with the thirds of the lengths the queries meet
+    derived = NameIndex(after, new_others, previous=previous)
+    fresh = NameIndex(after, new_others)
+    for query in queries:
+        assert derived.suggest(query) == fresh.suggest(query), query
+    assert derived._by_key is not None and previous._by_key is not None
+    shared = [key for key, bucket in derived._by_key.items() if previous._by_key.get(key) is bucket]
+    assert len(shared) > 2_000  # derived: the unchanged buckets are the previous index's own
+    rebuilt = NameIndex(before, old_others)
+    for query in queries:  # and deriving changed nothing of the previous index
+        assert previous.suggest(query) == rebuilt.suggest(query), query

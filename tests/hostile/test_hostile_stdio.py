@@ -191,3 +191,30 @@ async def test_sdk_stdio_still_needs_replacing() -> None:
     assert hung, "the SDK's stdio client no longer hangs on a byte that is not UTF-8: retire toolmesh.mcp._client.stdio"
     assert caught.value.subgroup(UnicodeDecodeError) is not None
     assert child_pids() - before == set()
+
+
+async def test_a_late_answer_to_a_cancelled_call_leaves_the_session_and_the_other_calls_alone() -> None:
+    """The raw server answers ``slow`` even after its call was cancelled: such a late answer is
+    dropped; it closed the session (and failed every call in flight) before."""
+    async with ToolRegistry() as registry:
+        connection = await registry.connect(raw_stdio())
+        waiting: list[object] = []
+        late_scope = anyio.CancelScope()
+
+        async def wait_for_answer() -> None:
+            waiting.append(await registry.dispatch("raw__slow", {"text": "waited", "seconds": 3.0}))
+
+        async def cancelled_call() -> None:
+            with late_scope:
+                await registry.dispatch("raw__slow", {"text": "late", "seconds": 0.3})
+
+        with anyio.fail_after(FAST):
+            async with anyio.create_task_group() as group:
+                group.start_soon(wait_for_answer)
+                group.start_soon(cancelled_call)
+                await anyio.wait_all_tasks_blocked()  # both calls are out, waiting for their answers
+                late_scope.cancel()
+        (done,) = waiting
+        assert done.ok, done.error  # type: ignore[attr-defined]
+        assert connection.reconnects == 0 and connection.state == "connected"
+        await _echo_ok(registry)

@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import base64
+import subprocess
+import sys
+import textwrap
 from typing import Any
 
 import pytest
@@ -180,3 +183,28 @@ async def test_the_sdk_client_sends_declarations_and_responses() -> None:
     (blob,) = [part["inline_data"] for part in sent["parts"]]
     assert blob["mime_type"] == "image/png"
     assert base64.urlsafe_b64decode(blob["data"]) == PNG
+
+
+def test_the_sdk_is_imported_with_the_module_so_the_first_export_imports_nothing() -> None:
+    code = textwrap.dedent(
+        """
+        import sys
+        import anyio
+        from toolmesh import ToolDefinition
+        from toolmesh.providers import gemini
+
+        assert "google.genai.types" in sys.modules, "importing the module imports google-genai"
+
+        async def first_turn() -> None:
+            before = set(sys.modules)
+            gemini.tools([ToolDefinition("ping", "", {"type": "object", "properties": {}})])
+            imported = sorted(name for name in set(sys.modules) - before if name.startswith("google"))
+            assert not imported, f"the first export imported {imported} on the event loop"
+
+        anyio.run(first_turn)
+        print("ok")
+        """
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"

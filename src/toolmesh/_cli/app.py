@@ -10,11 +10,9 @@ from __future__ import annotations
 import dataclasses
 import logging
 import signal
-import tempfile
-from collections.abc import Awaitable, Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Awaitable, Callable
 from pathlib import Path
-from typing import Annotated, NoReturn, TextIO, TypeVar, cast
+from typing import Annotated, NoReturn, TypeVar
 
 import anyio
 import typer
@@ -25,18 +23,23 @@ from toolmesh._core.errors import ToolmeshError
 from toolmesh._dispatch.native_loading import add_native
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._rows.rows import McpEntry
-from toolmesh.mcp._client import session as mcp_session
 from toolmesh.mcp._spec.files import read_json
 from toolmesh.mcp._spec.server import McpServer
 
-from . import processes
+from . import processes, server_log
 from .status import ConnectStatus
 
 INTERRUPTED = 130
 """The exit code of a command stopped by Ctrl-C."""
 _T = TypeVar("_T")
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, help="Look at a tool catalog and call its tools.")
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    # click's own help: it wraps a long option name onto its own line, where rich's panels cut it at 80 columns
+    rich_markup_mode=None,
+    help="Look at a tool catalog and call its tools.",
+)
 console = Console()
 err_console = Console(stderr=True, highlight=False)
 
@@ -45,12 +48,15 @@ ModuleOption = Annotated[
     typer.Option(
         "--module",
         "-m",
+        metavar="FILE:NAME",
         help="path/to/file.py:NAME or package.module:NAME — a ToolRegistry, a @tool or a list of them.",
     ),
 ]
 ConfigOption = Annotated[
     list[Path] | None,
-    typer.Option("--config", "-c", help="An mcpServers JSON file (Claude Desktop / Cursor / VS Code form)."),
+    typer.Option(
+        "--config", "-c", metavar="FILE", help="An mcpServers JSON file (Claude Desktop / Cursor / VS Code form)."
+    ),
 ]
 SkipOption = Annotated[
     bool, typer.Option("--skip-failures", help="Report a server that fails to connect and go on without it.")
@@ -61,7 +67,7 @@ StderrOption = Annotated[
 ]
 MaxBytesOption = Annotated[
     int,
-    typer.Option("--max-config-bytes", min=1, help="The largest config (or envFile) file read."),
+    typer.Option("--max-config-bytes", min=1, metavar="BYTES", help="The largest config (or envFile) file read."),
 ]
 
 
@@ -183,29 +189,6 @@ async def connect(registry: ToolRegistry, sources: Sources, log_path: str | None
             note(f"server stderr: {log_path}")
 
 
-@contextmanager
-def server_stderr(sources: Sources) -> Iterator[str | None]:
-    """Send stdio servers' stderr to a log file (its path yielded) unless ``--server-stderr``.
-
-    The file is kept when a server wrote to it, and removed at exit when it stayed empty.
-    """
-    if sources.server_stderr or not any(s.transport == "stdio" for s in sources.servers):
-        yield None
-        return
-    log = tempfile.NamedTemporaryFile(  # noqa: SIM115  # closed below, kept for reading
-        "w", prefix="toolmesh-servers-", suffix=".log", delete=False, encoding="utf-8"
-    )
-    previous, mcp_session.child_errlog = mcp_session.child_errlog, cast(TextIO, log)
-    try:
-        yield log.name
-    finally:
-        mcp_session.child_errlog = previous
-        log.close()
-        path = Path(log.name)
-        if path.stat().st_size == 0:  # nothing to read: leave no empty file behind
-            path.unlink()
-
-
 def run_guarded(
     sources: Sources,
     work: Callable[[str | None], Awaitable[_T]],
@@ -221,35 +204,12 @@ def run_guarded(
     stdio servers' stderr. Servers' stderr goes to a log file unless ``--server-stderr``
     (``connect`` prints its path).
     """
-    with server_stderr(sources) as log_path:
+    stdio = any(s.transport == "stdio" for s in sources.servers)
+    with server_log.server_stderr(stdio and not sources.server_stderr) as log_path:
         try:
             return anyio.run(_guarded, work, log_path, stop_signals, first)
         except ToolmeshError as exc:
-            fail(str(exc) + tail_note(stderr_tail(log_path)))
-
-
-_TAIL_LINES = 8
-_TAIL_BYTES = 16_384
-
-
-def stderr_tail(log_path: str | None) -> list[str]:
-    """The last lines the stdio servers wrote to their shared stderr log (none without a log)."""
-    if log_path is None:
-        return []
-    try:
-        with open(log_path, "rb") as log:
-            log.seek(max(0, log.seek(0, 2) - _TAIL_BYTES))
-            text = log.read().decode("utf-8", "replace")
-    except OSError:
-        return []
-    return [line for line in text.splitlines() if line.strip()][-_TAIL_LINES:]
-
-
-def tail_note(lines: list[str]) -> str:
-    """``lines`` as the end of an error message, or nothing."""
-    if not lines:
-        return ""
-    return "\nthe stdio servers' stderr ends with:\n" + "\n".join(f"  | {line}" for line in lines)
+            fail(str(exc) + server_log.tail_note(server_log.stderr_tail(log_path)))
 
 
 async def _guarded(

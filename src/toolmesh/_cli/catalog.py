@@ -69,7 +69,7 @@ def _run(sources: Sources, work: Callable[[ToolRegistry], Awaitable[_T]], names:
 # -- the commands ---------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(short_help="Print the catalog: names, families, sources, parameters.")
 def tools(
     module: ModuleOption = None,
     config: ConfigOption = None,
@@ -118,7 +118,7 @@ def _print_catalog(rows: list[Entry]) -> None:
             console.print(Text(f"  {source}" + (f" — {description[0]}" if description else "")))
 
 
-@app.command()
+@app.command(short_help="Dispatch one call and print its result.")
 def call(
     name: Annotated[str, typer.Argument(help="The model-visible tool name.")],
     arguments: Annotated[str, typer.Argument(help="Arguments as JSON text.")] = "{}",
@@ -126,7 +126,9 @@ def call(
     config: ConfigOption = None,
     server: Annotated[
         list[str] | None,
-        typer.Option("--server", "-s", help="Start only this server of the config files (repeatable)."),
+        typer.Option(
+            "--server", "-s", metavar="LABEL", help="Start only this server of the config files (repeatable)."
+        ),
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the whole result as JSON.")] = False,
     skip_failures: SkipOption = False,
@@ -179,9 +181,11 @@ def _unknown_tool_hint(registry: ToolRegistry, sources: Sources) -> list[str]:
     return lines
 
 
-@app.command()
+@app.command(short_help="Print the tool declarations in a provider's format.")
 def export(
-    provider: Annotated[str, typer.Option("--provider", "-p", help=f"One of: {', '.join(PROVIDERS)}.")] = "openai",
+    provider: Annotated[
+        str, typer.Option("--provider", "-p", metavar="NAME", help=f"One of: {', '.join(PROVIDERS)}.")
+    ] = "openai",
     strict: Annotated[bool, typer.Option("--strict", help="OpenAI strict mode where the schema allows it.")] = False,
     module: ModuleOption = None,
     config: ConfigOption = None,

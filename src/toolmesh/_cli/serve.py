@@ -51,9 +51,8 @@ from .app import (
     fail,
     note,
     run_guarded,
-    stderr_tail,
-    tail_note,
 )
+from .server_log import stderr_tail, tail_note
 
 __all__ = ["BUNDLED_CONFIG", "check", "config_path", "serve"]
 
@@ -76,7 +75,12 @@ BUNDLED_CONFIG = _bundled_config()
 
 GatewayConfigOption = Annotated[
     Path | None,
-    typer.Option("--config", "-c", help="The gateway config (default: ./toolmesh.json, else the bundled example)."),
+    typer.Option(
+        "--config",
+        "-c",
+        metavar="FILE",
+        help="The gateway config (default: ./toolmesh.json, else the bundled example).",
+    ),
 ]
 
 
@@ -122,7 +126,7 @@ class _Outcome:
     error: str | None = None
 
 
-@app.command()
+@app.command(short_help="Connect a gateway config's servers and report each.")
 def check(
     config: GatewayConfigOption = None,
     server_stderr: StderrOption = False,
@@ -237,17 +241,24 @@ def _check_lines(outcomes: list[_Outcome]) -> list[Text]:
 # -- serve ------------------------------------------------------------------------------------
 
 
-@app.command()
+@app.command(short_help="Serve the catalog as one MCP endpoint.")
 def serve(
     config: GatewayConfigOption = None,
     profile: Annotated[
         str | None,
-        typer.Option("--profile", "-p", help="The profile served over stdio (HTTP serves each at /<profile><path>)."),
+        typer.Option(
+            "--profile",
+            "-p",
+            metavar="NAME",
+            help="The profile served over stdio (HTTP serves each at /<profile><path>).",
+        ),
     ] = None,
-    transport: Annotated[str | None, typer.Option("--transport", "-t", help="http or stdio.")] = None,
-    host: Annotated[str | None, typer.Option("--host", help="The interface to bind (HTTP).")] = None,
+    transport: Annotated[
+        str | None, typer.Option("--transport", "-t", metavar="http|stdio", help="http or stdio.")
+    ] = None,
+    host: Annotated[str | None, typer.Option("--host", metavar="HOST", help="The interface to bind (HTTP).")] = None,
     port: Annotated[
-        int | None, typer.Option("--port", min=0, max=65535, help="The port (HTTP; 0: any free one).")
+        int | None, typer.Option("--port", min=0, max=65535, metavar="PORT", help="The port (HTTP; 0: any free one).")
     ] = None,
     stateless: Annotated[
         bool | None, typer.Option("--stateless/--stateful", help="Keep no per-client state (HTTP, 2026-07-28).")
@@ -256,6 +267,7 @@ def serve(
         str | None,
         typer.Option(
             "--responses-upstream",
+            metavar="URL",
             help="Also serve POST /v1/responses, running MCP tools for this Chat Completions server "
             "(e.g. http://127.0.0.1:8000/v1).",
         ),

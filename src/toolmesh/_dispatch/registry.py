@@ -334,10 +334,12 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods, RegistrySearch):
         """
         search = self._snapshot_search(active is None, defer)
         if active is None:
-            if self._name_index is None:
-                self._name_index = catalog_index(self._rows)
+            snapshot = ToolSnapshot(self._rows, self._settings, self._name_index, search)
+            if self._name_index is None:  # indexed on the snapshot's own (frozen) rows
+                index = catalog_index(snapshot._rows, self._last_index)
+                snapshot._name_index = self._name_index = self._last_index = index
             # same names, same index: it is built at most once per catalog version
-            return ToolSnapshot(self._rows, self._settings, self._name_index, search)
+            return snapshot
         wanted = set(active)
         for name in wanted:
             if name not in self._rows:

@@ -9,9 +9,10 @@ Every module has the same three verbs::
 
 Modules: ``openai`` (Chat Completions), ``openai_responses`` (Responses API),
 ``anthropic`` (Messages), ``gemini`` (google-genai). Import the one you use,
-``from toolmesh.providers import anthropic as claude``; none imports its SDK at
-import time, and all but ``gemini`` work without the SDK installed (they produce
-and read plain dicts of the SDK's shapes).
+``from toolmesh.providers import anthropic as claude``. All but ``gemini`` work without
+the SDK installed and never import it (they produce and read plain dicts of the SDK's
+shapes); ``gemini`` builds google-genai objects and imports the SDK when it is imported
+itself, so that no export pays for it on an event loop.
 """
 
 from __future__ import annotations

@@ -17,12 +17,18 @@ responses carry ``{"output": ...}`` (a lone JSON block as its value, else text) 
 ``{"error": feedback}``, and images (PNG, JPEG, WebP) and PDFs as inline data parts.
 
 Unlike the other provider modules, this one returns the SDK's own objects
-(``types.Tool``, ``types.Content``), so it needs ``google-genai`` installed.
+(``types.Tool``, ``types.Content``), so it needs ``google-genai`` installed. It imports
+``google.genai.types`` when it is imported itself, not at the first export: that import
+takes about 0.4 s, which would otherwise stall the event loop of an async host at its
+first turn. Import this module at start-up (a module-level import), as you do
+``google.genai``. Without google-genai installed the import still succeeds, and each
+function raises ``ImportError`` saying what to install.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from contextlib import suppress
 from typing import TYPE_CHECKING, Any
 
 from toolmesh._core.calls import ToolCall
@@ -53,6 +59,9 @@ from ._deferred import offered
 
 if TYPE_CHECKING:
     from google.genai import types
+
+with suppress(ImportError):  # now, at start-up: the first export must not pay it (see above)
+    import google.genai.types  # noqa: F401
 
 __all__ = ["parse_tool_calls", "tool_results", "tools"]
 

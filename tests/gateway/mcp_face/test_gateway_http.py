@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import anyio
+import anyio.abc
 import httpx2
 import pytest
 
@@ -96,6 +97,38 @@ async def test_an_oversized_body_is_refused() -> None:
         padding = {**INIT, "params": {**INIT["params"], "_meta": {"pad": "x" * 5000}}}  # type: ignore[dict-item]
         assert await _post(url + "/mcp", body=padding) == 413
         assert await _post(url + "/mcp") == 200
+
+
+async def _answer(stream: anyio.abc.ByteStream) -> bytes:
+    """One HTTP/1.1 answer read off ``stream``: its head and its Content-Length body."""
+    data = b""
+    while b"\r\n\r\n" not in data:
+        data += await stream.receive()
+    head, body = data.split(b"\r\n\r\n", 1)
+    length = next(
+        int(line.split(b":", 1)[1]) for line in head.split(b"\r\n") if line.lower().startswith(b"content-length")
+    )
+    while len(body) < length:
+        body += await stream.receive()
+    return head
+
+
+async def test_an_idle_connection_stays_open_longer_than_clients_keep_one() -> None:
+    """A client keeps an idle connection for reuse a few seconds (httpx: 5 s). A server closing
+    it after as long (uvicorn's default, 5 s) races with the client's next request on it, which
+    then fails: the MCP SDK's client loses its session. The gateway keeps idle connections longer."""
+    gateway = McpGateway(look_and_wipe())
+    async with serving(gateway) as url:
+        host, port = url.removeprefix("http://").rsplit(":", 1)
+        request = f"GET /nope HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\n\r\n".encode()
+        with anyio.fail_after(60):
+            async with await anyio.connect_tcp(host, int(port)) as stream:
+                await stream.send(request)
+                first = await _answer(stream)
+                await anyio.sleep(6.5)  # the behaviour under test is the idle time itself
+                await stream.send(request)
+                second = await _answer(stream)
+    assert first.startswith(b"HTTP/1.1 404") and second.startswith(b"HTTP/1.1 404")
 
 
 def test_profile_names_are_checked() -> None:

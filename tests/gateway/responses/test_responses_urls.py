@@ -107,8 +107,10 @@ async def test_redirects_are_not_followed() -> None:
         async with serve_asgi(redirector) as bounce, scene([Reply(text="ok")]) as (client, _, _):
             response = await client.responses.create(model="m", input="hi", tools=[mcp_tool("r", bounce + "/mcp")])
     strict_response(response)
-    assert response.output[0].type == "mcp_list_tools" and response.output[0].error
-    assert response.output[0].tools == []
+    listed = response.output[0]
+    assert listed.type == "mcp_list_tools" and listed.error and listed.tools == []
+    assert "toolmesh refused to follow" in listed.error and "the server itself reported" not in listed.error
+    assert real not in listed.error and "127.0.0.1" not in listed.error.replace(bounce, "")
 
 
 async def test_a_declared_server_is_reached_at_the_address_the_check_resolved(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -1,4 +1,4 @@
-"""The HTTP client of an MCP server: the environment's proxies, loopback never proxied, TLS trust and its errors.
+"""The HTTP client of an MCP server: the environment's proxies, loopback never proxied, TLS trust, redirects, errors.
 
 Every server here listens on 127.0.0.1. The proxy is the fixture server itself, reached in
 the absolute form a client uses for a proxy (``POST http://mcp.test/mcp``): it notes the
@@ -17,6 +17,10 @@ from urllib.parse import urlsplit
 import anyio
 import pytest
 import trustme
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import RedirectResponse
+from starlette.routing import Route
 
 from _responses import calc_server, serve_asgi
 from _servers import free_port
@@ -137,3 +141,21 @@ async def test_a_host_name_the_server_refuses_is_named_as_such() -> None:
         with anyio.fail_after(60), pytest.raises(ServerConnectionError) as caught:
             await registry.connect(McpServer.http("calc", url + "/mcp"))
         assert "HTTP 421" in str(caught.value) and "refused the host name in the URL" in str(caught.value)
+
+
+async def test_a_redirect_elsewhere_is_refused_without_naming_its_target() -> None:
+    async with serve_asgi(calc_server().streamable_http_app()) as real:
+        target = real + "/mcp?token=secret"
+
+        async def moved(request: Request) -> RedirectResponse:
+            return RedirectResponse(target, status_code=307)
+
+        redirector = Starlette(routes=[Route("/mcp", moved, methods=["GET", "POST", "DELETE"])])
+        async with serve_asgi(redirector) as bounce, ToolRegistry() as registry:
+            with anyio.fail_after(60), pytest.raises(ServerConnectionError) as caught:
+                await registry.connect(McpServer.http("moved", bounce + "/mcp"))
+    message = str(caught.value)
+    assert "the server answered with a redirect, which toolmesh refused to follow" in message
+    assert "if the server moved, give its new URL" in message
+    assert real not in message and "secret" not in message
+    assert "the server itself reported" not in message

@@ -44,6 +44,7 @@ CASES: list[tuple[BaseException, ErrorKind]] = [
     (MCPError(-32002, "Resource not found"), ErrorKind.NOT_FOUND),
     (MCPError(mcp_types.INVALID_REQUEST, "Session terminated"), ErrorKind.UNAVAILABLE),
     (MCPError(mcp_types.INVALID_REQUEST, "bad request"), ErrorKind.UPSTREAM_ERROR),
+    (MCPError(mcp_types.INVALID_REQUEST, "Redirect to http://10.0.0.1/mcp not followed"), ErrorKind.UPSTREAM_ERROR),
     (MCPError(mcp_types.METHOD_NOT_FOUND, "Method not found"), ErrorKind.NOT_FOUND),
     (MCPError(mcp_types.INVALID_PARAMS, "Unknown tool: x"), ErrorKind.NOT_FOUND),
     (MCPError(mcp_types.INVALID_PARAMS, "MCP error -32602: Tool x not found"), ErrorKind.NOT_FOUND),
@@ -135,6 +136,16 @@ def test_codes_and_statuses_are_kept() -> None:
     assert error.code == mcp_types.INTERNAL_ERROR and "db down" in error.model_feedback
     error = map_error(_status(429), server="s", tool="t")
     assert error.http_status == 429 and error.kind is ErrorKind.RATE_LIMITED
+
+
+def test_a_refused_redirect_says_so_and_names_no_target() -> None:
+    sdk_text = "Redirect to http://10.0.0.1/admin not followed; use that URL as the endpoint if it is the intended"
+    mapped = classify(MCPError(mcp_types.INVALID_REQUEST, sdk_text))
+    assert mapped.redirect and not mapped.session_fatal
+    error = map_error(MCPError(mcp_types.INVALID_REQUEST, sdk_text), server="s", tool="t")
+    for text in (mapped.detail, error.message, error.model_feedback):
+        assert "10.0.0.1" not in text and "admin" not in text
+    assert "toolmesh refused to follow" in error.message and "toolmesh refused to follow" in error.model_feedback
 
 
 def test_unexpected_exceptions_withhold_their_detail_from_the_model() -> None:

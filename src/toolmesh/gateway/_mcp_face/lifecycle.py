@@ -30,6 +30,10 @@ __all__ = ["Lifecycle", "serve"]
 
 _GRACEFUL_SHUTDOWN = 5
 """Seconds connections still open when serving stops get to end, before they are cut."""
+_KEEP_ALIVE = 75
+"""Seconds an idle client connection stays open (nginx's default). Longer than clients keep one
+for reuse (httpx and the MCP SDK: 5 s; aiohttp 15 s): with uvicorn's own 5 s, a client could
+send its next request on a connection the gateway was closing, and lose its session."""
 
 
 class Lifecycle:
@@ -108,7 +112,12 @@ async def serve(
         bound = sock.getsockname()[1]
         base_url = f"http://[{host}]:{bound}" if sock.family == socket.AF_INET6 else f"http://{host}:{bound}"
         config = uvicorn.Config(
-            app, log_level="warning", lifespan="off", timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN, access_log=False
+            app,
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=_GRACEFUL_SHUTDOWN,
+            timeout_keep_alive=_KEEP_ALIVE,
+            access_log=False,
         )
         server = _QuietServer(config)
         async with lifecycle.run(), anyio.create_task_group() as group:

@@ -83,6 +83,11 @@ def connect_error(
         hint = f"{detail} while {stage}; check the URL's path (MCP endpoints usually end in /mcp)"
     elif mapped.http_status is not None:
         hint = f"{detail} while {stage}; check that the server is running and healthy"
+    elif mapped.redirect:
+        hint = (
+            f"{detail} while {stage}: toolmesh follows no redirect to another address; if the server "
+            "moved, give its new URL"
+        )
     elif mapped.invalid_answer:
         hint = f"{detail} while {stage}; the server does not speak the protocol correctly"
     elif isinstance(leaf, MCPError) and leaf.code not in (mcp_types.CONNECTION_CLOSED, mcp_types.REQUEST_TIMEOUT):

@@ -9,6 +9,9 @@ first, the way httpx maps httpcore's exceptions at one choke point. The table::
         -32002 resource not found            not_found
         -32600 "Session terminated" (HTTP 404 on a live session)
                                              unavailable  (the session is gone)
+        -32600 the SDK's "Redirect to ... not followed"
+                                             upstream_error  (toolmesh refused to follow
+                                             a redirect; the target is not repeated)
         -32601 method not found              not_found
         -32602 invalid params                invalid_arguments, or not_found for
                                              "unknown tool" / "tool ... not found"
@@ -68,6 +71,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "MAPPED_EXCEPTIONS",
+    "REFUSED_REDIRECT",
     "MappedError",
     "classify",
     "is_session_fatal",
@@ -152,6 +156,8 @@ class MappedError:
     """The server says it does not know the tool."""
     invalid_answer: bool = False
     """The server's answer could not be read (not JSON-RPC, not UTF-8, too large)."""
+    redirect: bool = False
+    """The server answered with a redirect that was not followed."""
 
 
 def _leaf(exc: BaseException) -> BaseException:
@@ -162,6 +168,13 @@ def _leaf(exc: BaseException) -> BaseException:
 
 _SDK_PARSE_FAILURE = "Failed to parse JSON response: "
 """How the SDK's HTTP transport answers a request whose JSON answer it could not parse."""
+
+_SDK_REDIRECT = "Redirect to "
+"""How the SDK's HTTP transport fails a request answered by a redirect it does not follow (to
+another origin, or from HTTPS to HTTP); the rest of its text names the target."""
+REFUSED_REDIRECT = "the server answered with a redirect, which toolmesh refused to follow"
+"""What a caller is told instead: the target may be anywhere (a request-declared server's
+redirect could point into the operator's network), so it is not repeated."""
 
 _GENERIC_HTTP_ERRORS = frozenset({"Server returned an error response", "Not Found", "Session terminated"})
 """The SDK's stand-ins for an HTTP error status it does not pass on."""
@@ -183,6 +196,9 @@ def _mcp_error(exc: MCPError, http_status: int | None) -> MappedError:
         return MappedError(
             ErrorKind.UPSTREAM_ERROR, f"the server's answer could not be read: {reason}", code, invalid_answer=True
         )
+    if code == mcp_types.INVALID_REQUEST and message.startswith(_SDK_REDIRECT):
+        downgrade = " (from HTTPS to plain HTTP)" if "downgrade" in message else ""
+        return MappedError(ErrorKind.UPSTREAM_ERROR, REFUSED_REDIRECT + downgrade, code, redirect=True)
     if code == mcp_types.INVALID_REQUEST and "session terminated" in message.lower():
         return MappedError(ErrorKind.UNAVAILABLE, f"the server ended the session ({message})", code, session_fatal=True)
     if code in (mcp_types.INVALID_PARAMS, mcp_types.METHOD_NOT_FOUND) and _UNKNOWN_TOOL.search(message):
@@ -331,6 +347,9 @@ def map_error(
         message = f"{where}: the server no longer offers this tool ({mapped.detail})"
     elif mapped.invalid_answer:
         feedback = f"The tool {tool!r} returned an answer that could not be read."
+    elif mapped.redirect:
+        subject = _SUBJECTS.get(operation, "The tool {tool!r}").format(tool=tool)
+        feedback = f"{subject} failed: {mapped.detail}."
     elif mapped.kind is ErrorKind.INVALID_ARGUMENTS and isinstance(_leaf(exc), UnsendableMessage):
         feedback = f"The arguments for {tool!r} could not be sent: they hold text that is not valid Unicode."
     elif mapped.output_schema:

@@ -78,15 +78,18 @@ async def stdio_transport(
         max_message_bytes: The longest line read from the server; a longer one is
             skipped as it arrives, failing the request it answered.
         on_fault: Told why, when the read side ends because of what the server wrote.
-        errlog: Where the child's stderr goes.
+        errlog: Where the child's stderr goes: a stream with a file descriptor gets it
+            directly; any other (a size-bounded log, say) line by line through a pipe.
         redact: When given, the child's stderr passes through it line by line (the
             spec's secrets starred out) on its way to ``errlog``; else the child writes
-            to ``errlog`` directly.
+            to ``errlog`` directly when it can.
 
     Raises:
         OSError: when the process cannot be started.
     """
     command = await _get_executable_command(server.command)
+    if redact is None and not _has_descriptor(errlog):
+        redact = _unchanged
     process = await _create_platform_compatible_process(
         command=command,
         args=server.args,
@@ -141,6 +144,18 @@ async def stdio_transport(
                 await read_stream.aclose()
                 await anyio.lowlevel.checkpoint()
             tg.cancel_scope.cancel()
+
+
+def _has_descriptor(stream: TextIO) -> bool:
+    try:
+        stream.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
+def _unchanged(line: str) -> str:
+    return line
 
 
 _STDERR_LINE = 65_536

@@ -325,7 +325,8 @@ class Inbound:
         self._guards.pop(request_id, None)
         if self._outstanding.pop(request_id, None) is not None:
             return True
-        if self._cancelled.pop(request_id, None) is not None:
+        if request_id in self._cancelled:  # its value is None: ``pop(..., None)`` could not tell
+            del self._cancelled[request_id]
             return None
         return False
 
