@@ -111,7 +111,7 @@ async def main(args: argparse.Namespace) -> int:
                     pinned = f"{package}@{await anyio.to_thread.run_sync(version, package, base)}"
                     with anyio.fail_after(args.timeout):
                         listed = await collect(label, pinned, extra_args, extra_env, tmp)
-                except Exception as error:  # noqa: BLE001 - a server that cannot list is left out, and said
+                except Exception as error:  # a server that cannot list is left out, and said
                     print(f"  {label}: left out ({type(error).__name__}: {str(error)[:200]})", file=sys.stderr)
                     return
             for tool in listed:
@@ -123,14 +123,20 @@ async def main(args: argparse.Namespace) -> int:
         async with anyio.create_task_group() as group:
             for label in chosen:
                 group.start_soon(one, label)
-    for label in chosen:
-        tools.extend(found.get(label, []))
+        write(args.out, packages, tools, found)  # before the temporary npm cache (large) is removed
+    return 0
+
+
+def write(out: Path, packages: dict[str, str], tools: list[dict[str, Any]], found: dict[str, Any]) -> None:
+    for listed in found.values():
+        tools.extend(listed)
     order = list(SERVERS)
     tools.sort(key=lambda tool: order.index(tool["server"]) if tool["server"] in order else len(order))
-    packages = {label: packages[label] for label in sorted(packages, key=lambda s: order.index(s) if s in order else 99)}
-    args.out.write_text(json.dumps({"packages": packages, "tools": tools}, indent=1, ensure_ascii=False) + "\n")
-    print(f"{len(tools)} tools of {len(packages)} servers -> {args.out}", file=sys.stderr)
-    return 0
+    packages = {
+        label: packages[label] for label in sorted(packages, key=lambda s: order.index(s) if s in order else 99)
+    }
+    out.write_text(json.dumps({"packages": packages, "tools": tools}, indent=1, ensure_ascii=False) + "\n")
+    print(f"{len(tools)} tools of {len(packages)} servers -> {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
