@@ -4,7 +4,8 @@ Run:  .venv/bin/python bench/tool_search.py [--tools bench/data/tools.json] [--q
                                             [--rows 10000] [--rounds 5]
 
 The catalog is ``bench/data/tools.json``: real tools as their MCP servers list them (``name``,
-``description``, ``inputSchema``, optional ``title``), each with its ``server``. It may be a
+``description``, ``inputSchema``, optional ``title``; ``tool``, when given, is the server's own name
+and ``name`` then ``server__tool``), each with its ``server``. It may be a
 list of tools, ``{"tools": [...]}``, or ``{"servers": {label: [tools]}}`` / ``{label: [tools]}``.
 Every server is served in process (the SDK's low-level ``Server``) and connected, so the rows
 are ``McpEntry`` rows named ``{server}__{tool}``, as a host's would be.
@@ -83,7 +84,7 @@ def _mcp_tool(tool: Mapping[str, Any]) -> mcp_types.Tool:
     if not isinstance(schema, Mapping) or schema.get("type", "object") != "object":
         schema = {"type": "object", "properties": {}}
     fields: dict[str, Any] = {
-        "name": tool["name"],
+        "name": tool.get("tool") or tool["name"],  # the server's own name when the file keeps both
         "description": tool.get("description") or "",
         "input_schema": dict(schema),
     }
