@@ -53,7 +53,7 @@ from toolmesh import (
     UnsupportedToolError,
     tool,
 )
-from toolmesh.bridges.pydantic_ai import ToolmeshToolset, ToolPartialEvent, ToolProgressEvent, toolset
+from toolmesh.bridges.pydantic_ai import ToolmeshToolset, ToolPartialEvent, ToolProgressEvent, tool_context, toolset
 from toolmesh.hooks import Hook, Keep, Proceed, RewritePresentation, ToolCallAction, ToolResultAction
 from toolmesh.policy import DenyTools, RequireApproval
 
@@ -511,3 +511,25 @@ def test_importing_toolmesh_imports_no_framework() -> None:
         "assert 'pydantic_ai' in sys.modules and 'agents' not in sys.modules and 'langchain_core' not in sys.modules\n"
     )
     subprocess.run([sys.executable, "-c", code], check=True, timeout=120)
+
+
+async def test_a_context_factory_builds_each_calls_context_from_the_run_context() -> None:
+    seen: list[tuple[str, Any, float | None]] = []
+    registry = ToolRegistry()
+
+    @registry.tool
+    async def who(ctx: ToolContext[Any]) -> str:
+        """Say who asks."""
+        seen.append((ctx.call_id, ctx.deps, ctx.timeout))
+        return "ok"
+
+    def factory(run_context: RunContext[Any]) -> ToolContext[Any]:
+        ctx = tool_context(run_context)
+        ctx.deps, ctx.timeout, ctx.call_id = {"user": run_context.deps}, 30.0, "ignored"
+        return ctx
+
+    script = Script([[call("who", {}, "x1")], "done"])
+    await Agent(FunctionModel(script), toolsets=[toolset(registry, ctx_factory=factory)], deps_type=str).run(
+        "go", deps="ada"
+    )
+    assert seen == [("x1", {"user": "ada"}, 30.0)]
