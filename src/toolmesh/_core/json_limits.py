@@ -9,9 +9,10 @@ still recurse too far later. ``parse_json`` scans the text first and refuses it 
 The scan is linear in the length of the text and never recurses. It works on the UTF-8
 bytes with the built-in bytes operations (an escaped backslash or quote cannot end a
 string, so those escapes are dropped first; the bytes between unescaped quotes are
-string content; the brackets outside strings give the depth), so a 16 MiB body costs
-well under a second and a small one a few ``bytes.count`` calls. Where the text is not
-valid JSON the count may be too high, never too low for the part the parser would read.
+string content; the brackets outside strings give the depth): a small document costs a
+few ``bytes.count`` calls, a large one at worst about as long as parsing it. Where the
+text is not valid JSON the count may be too high, never too low for the part the parser
+would read.
 
 Sizes are bounded where the bytes are read (a request body, a reply, a file), before
 they are even buffered; this module bounds the nesting.
