@@ -96,6 +96,12 @@ def demo_stdio() -> McpServer:
     return McpServer.stdio("demo", command, args, env=env)
 
 
+@pytest.fixture(autouse=True)
+def fresh_warnings(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Forget the warnings already given in this process (each is given once)."""
+    monkeypatch.setattr("toolmesh.bridges._common._warned", set())
+
+
 @pytest.fixture
 async def registry() -> AsyncIterator[ToolRegistry]:
     """The native ``add`` and the demo fixture server over stdio."""
@@ -402,9 +408,11 @@ def test_a_hosted_row_is_left_out_with_a_warning_and_strict_refuses_it(caplog: p
         bridged = tools(registry)
     assert [t.name for t in bridged] == ["add"]
     [warning] = caplog.records
-    assert "'web_search'" in warning.getMessage() and "hosted tool, run by provider 'openai'" in warning.getMessage()
-    assert "left out" in warning.getMessage()
-    with pytest.raises(UnsupportedToolError, match="'web_search': it is a hosted tool"):
+    assert warning.getMessage().startswith(
+        "hosted tool 'web_search' cannot cross into LangChain whole: it is a provider-executed (hosted) tool"
+    )
+    assert warning.getMessage().endswith("It is left out.")
+    with pytest.raises(UnsupportedToolError, match="hosted tool 'web_search' cannot cross into LangChain"):
         tools(registry, strict=True)
 
 
@@ -420,8 +428,25 @@ def test_a_streaming_row_crosses_with_a_warning_and_strict_refuses_it(caplog: py
     with caplog.at_level(logging.WARNING, logger="toolmesh.bridges"):
         [bridged] = tools(registry)
     assert bridged.name == "count"
-    assert "'count': it streams partial outputs" in caplog.records[0].getMessage()
-    with pytest.raises(UnsupportedToolError, match="'count': it streams"):
+    assert "'count' (" in caplog.records[0].getMessage()
+    assert "cannot cross into LangChain whole: it streams partial outputs" in caplog.records[0].getMessage()
+    assert caplog.records[0].getMessage().endswith("It is exported anyway.")
+    with pytest.raises(UnsupportedToolError, match=r"native tool 'count' .*: it streams"):
+        tools(registry, strict=True)
+
+
+def test_a_warning_is_given_once_and_strict_names_every_row(caplog: pytest.LogCaptureFixture) -> None:
+    registry = ToolRegistry()
+    registry.register(add)
+    registry.register_hosted("web_search", {"type": "web_search"})
+    registry.register_dynamic("tree", TREE, _echo)
+    with caplog.at_level(logging.WARNING, logger="toolmesh.bridges"):
+        assert [t.name for t in tools(registry)] == ["add", "tree"]
+        assert len(caplog.records) == 2
+        caplog.clear()
+        assert [t.name for t in tools(registry)] == ["add", "tree"]
+    assert caplog.records == []  # tools built again (per run): said once is enough
+    with pytest.raises(UnsupportedToolError, match=r"hosted tool 'web_search' .*; dynamic tool 'tree' .*refuses them"):
         tools(registry, strict=True)
 
 
@@ -447,8 +472,8 @@ async def test_a_task_only_row_crosses_with_a_warning_and_runs_to_its_result(cap
             await registry.connect(server)
         with caplog.at_level(logging.WARNING, logger="toolmesh.bridges"):
             bridged = {t.name: t for t in tools(registry)}
-        assert "'t__research': it runs only as an MCP task and LangChain has no tasks" in caplog.text
-        with pytest.raises(UnsupportedToolError, match="'t__research': it runs only as an MCP task"):
+        assert "cannot cross into LangChain whole: it runs only as an MCP task, which LangChain" in caplog.text
+        with pytest.raises(UnsupportedToolError, match=r"'research'.*: it runs only as an MCP task"):
             tools(registry, strict=True)
         call = {"name": "t__research", "args": {"topic": "owls", "steps": 1}, "id": "c1", "type": "tool_call"}
         with anyio.fail_after(30):
@@ -478,13 +503,16 @@ def test_a_self_referring_schema_crosses_with_a_warning_about_bind_tools(caplog:
         tree, flat = tools(registry)
     assert tree.args_schema == TREE and flat.args_schema == defs
     [warning] = caplog.records  # a reference that is no cycle is no caveat
-    assert "'tree': its parameters schema refers to itself (#/$defs/Node -> #/$defs/Node)" in warning.getMessage()
+    assert warning.getMessage().startswith(
+        "dynamic tool 'tree' cannot cross into LangChain whole: "
+        "its parameters schema refers to itself (#/$defs/Node -> #/$defs/Node)"
+    )
     # what the warning is about: LangChain's own conversion cuts the cycle
     assert convert_to_openai_tool(tree)["function"]["parameters"]["properties"]["root"]["properties"]["children"] == {
         "type": "array",
         "items": {},
     }
-    with pytest.raises(UnsupportedToolError, match="'tree': its parameters schema refers to itself"):
+    with pytest.raises(UnsupportedToolError, match="'tree' cannot cross into LangChain whole: its parameters schema"):
         tools(registry, strict=True)
 
 
@@ -499,9 +527,12 @@ def test_a_schema_bind_tools_cannot_read_is_left_out(ref: str, why: str, caplog:
     with caplog.at_level(logging.WARNING, logger="toolmesh.bridges"):
         bridged = tools(registry)
     assert [t.name for t in bridged] == ["add"]
-    assert f"'linked': LangChain's bind_tools cannot read its parameters schema: $ref {ref!r} {why}" in (
-        caplog.records[0].getMessage()
+    message = caplog.records[0].getMessage()
+    assert message.startswith(
+        "dynamic tool 'linked' cannot cross into LangChain whole: "
+        f"LangChain's bind_tools cannot read its parameters schema: $ref {ref!r} {why}"
     )
+    assert message.endswith("It is left out.")
 
 
 def test_the_tools_are_made_from_one_snapshot() -> None:

@@ -1,6 +1,6 @@
 """What every framework bridge needs: the turn's snapshot, what cannot cross, approval from policy.
 
-Nothing here imports a framework.
+Nothing here imports a framework. Running one call as a turn is ``bridges._turns``.
 """
 
 from __future__ import annotations
@@ -89,9 +89,10 @@ def rows_that_cross(
     per process for the same row and reason).
 
     Raises:
-        UnsupportedToolError: with ``strict``, for the first row ``problems`` finds fault with.
+        UnsupportedToolError: with ``strict``, naming every row ``problems`` finds fault with.
     """
     kept: list[Entry] = []
+    refused: list[str] = []
     for row in rows:
         problem = problems(row)
         if problem is None:
@@ -99,7 +100,8 @@ def rows_that_cross(
             continue
         what = f"{describe_row(row)} cannot cross into {framework} whole: {problem.reason}"
         if strict:
-            raise UnsupportedToolError(f"{what} (strict=True refuses it; pass strict=False to be warned instead)")
+            refused.append(what)
+            continue
         if (framework, what) not in _warned:  # tools built per run warn once per process, not per run
             if len(_warned) >= _WARNED_LIMIT:
                 _warned.clear()
@@ -107,6 +109,11 @@ def rows_that_cross(
             logger.warning("%s. %s", what, "It is exported anyway." if problem.kept else "It is left out.")
         if problem.kept:
             kept.append(row)
+    if refused:
+        it = "it" if len(refused) == 1 else "them"
+        raise UnsupportedToolError(
+            f"{'; '.join(refused)} (strict=True refuses {it}; pass strict=False to be warned instead)"
+        )
     return kept
 
 

@@ -30,7 +30,6 @@ from __future__ import annotations
 import base64
 import json
 from collections.abc import Callable, Iterable
-from functools import partial
 from typing import Any, Literal, get_type_hints
 
 from langchain_core.messages import ToolMessage
@@ -49,17 +48,9 @@ from toolmesh._hooks.actions import Hook
 from toolmesh._hooks.stack import HookStack
 from toolmesh._rows.rows import Entry
 
-from ._langchain_common import (
-    Suspension,
-    exported_rows,
-    frozen,
-    hook_stack,
-    hosted_reason,
-    run_call,
-    streaming_reason,
-    task_reason,
-)
+from ._common import Crossing, crossing, rows_that_cross, snapshot_of
 from ._langchain_schema import args_schema, schema_caveat, schema_left_out
+from ._turns import Suspension, hook_stack, run_call
 
 __all__ = [
     "ContextFactory",
@@ -103,27 +94,32 @@ def tools(
     the whole output), a task-only MCP row (LangChain has no tasks: the call waits for
     the task's result) and a row whose schema refers to itself (``bind_tools`` cuts the
     cycle, so the model sees a looser schema) cross. Each is a warning on the
-    ``toolmesh.bridges`` logger naming the row and the reason.
+    ``toolmesh.bridges`` logger naming the row and the reason (once per process for
+    the same row and reason).
 
     Raises:
         UnsupportedToolError: with ``strict``, naming every row that does not cross as it is.
         ConfigurationError: for an object in ``hooks`` that is not a hook.
         TypeError: for a ``source`` that is neither a registry nor a snapshot.
     """
-    snapshot = frozen(source)
+    snapshot = snapshot_of(source)
     stack = hook_stack(hooks)
-    rows = exported_rows(
-        snapshot,
-        _FRAMEWORK,
-        left_out=[hosted_reason, schema_left_out],
-        caveats=[
-            partial(streaming_reason, framework=_FRAMEWORK),
-            partial(task_reason, framework=_FRAMEWORK),
-            schema_caveat,
-        ],
-        strict=strict,
-    )
+    rows = rows_that_cross(snapshot.entries(), _problem, framework=_FRAMEWORK, strict=strict)
     return [ToolmeshTool.of(row, snapshot, stack, ctx_factory) for row in rows]
+
+
+def _problem(row: Entry) -> Crossing | None:
+    """What LangChain cannot carry of ``row``: what no framework without these notions can
+    (``crossing``), and what ``bind_tools`` cannot read or changes in its schema."""
+    common = crossing(row, _FRAMEWORK)
+    if common is not None and not common.kept:
+        return common
+    if (unreadable := schema_left_out(row)) is not None:
+        return Crossing(unreadable, kept=False)
+    caveats = [common.reason] if common is not None else []
+    if (changed := schema_caveat(row)) is not None:
+        caveats.append(changed)
+    return Crossing("; ".join(caveats), kept=True) if caveats else None
 
 
 class ResultArtifact(dict[str, Any]):
