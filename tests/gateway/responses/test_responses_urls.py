@@ -181,3 +181,8 @@ async def test_the_check_resolves_the_canonical_spelling(resolves: dict[str, str
     for spelling in ("bücher.example", "BÜCHER.example.", "xn--bcher-kva.EXAMPLE"):
         checked = await policy.check(f"https://{spelling}/mcp", "tools[0].server_url")
         assert (checked.host, checked.address) == ("xn--bcher-kva.example", "93.184.216.34")
+
+
+async def test_a_host_with_an_empty_label_is_refused() -> None:
+    for url in ("http://localhost../mcp", "http://local..host/mcp", "http://.localhost/mcp"):
+        assert "empty label" in await _refusal(UrlPolicy(), url)

@@ -81,9 +81,12 @@ def canonical_host(host: str) -> str:
     Raises:
         ValueError: for a name that has no IDNA form.
     """
-    text = unquote(host).strip().strip("[]").rstrip(".")
+    text = unquote(host).strip().strip("[]")
+    text = text[:-1] if text.endswith(".") else text  # one trailing dot: the root of the name
     if _literal(text) is not None:
         return text.lower()
+    if any(not label for label in text.split(".")):
+        raise ValueError(f"{host!r} has an empty label (two dots in a row)")
     try:
         return text.encode("idna").decode("ascii").lower()
     except UnicodeError as exc:
