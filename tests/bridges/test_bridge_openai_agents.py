@@ -16,14 +16,11 @@ from typing import Any
 
 import anyio
 import pytest
+from agents import Agent, FunctionTool, RunConfig, Runner, ToolApprovalItem
+from agents.testing import ScriptedModel, assistant_message, function_call
 
-agents = pytest.importorskip("agents")
-
-from agents import Agent, FunctionTool, RunConfig, Runner, ToolApprovalItem  # noqa: E402
-from agents.testing import ScriptedModel, assistant_message, function_call  # noqa: E402
-
-from _mcp import demo_in_process, demo_stdio  # noqa: E402
-from toolmesh import (  # noqa: E402
+from _mcp import demo_in_process, demo_stdio
+from toolmesh import (
     Audio,
     Disposition,
     ErrorKind,
@@ -39,9 +36,9 @@ from toolmesh import (  # noqa: E402
     UnsupportedToolError,
     tool,
 )
-from toolmesh.bridges import openai_agents as bridge  # noqa: E402
-from toolmesh.hooks import Hook, Keep, Proceed, StopTurn, ToolCallAction, ToolResultAction  # noqa: E402
-from toolmesh.policy import DenyTools, RequireApproval  # noqa: E402
+from toolmesh.bridges import openai_agents as bridge
+from toolmesh.hooks import Hook, Keep, Proceed, StopTurn, ToolCallAction, ToolResultAction
+from toolmesh.policy import DenyTools, RequireApproval
 
 NO_TRACING = RunConfig(tracing_disabled=True)
 SDK_BLANKET = "An error occurred while running the tool"

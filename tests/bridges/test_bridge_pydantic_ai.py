@@ -17,9 +17,6 @@ from typing import Any
 
 import anyio
 import pytest
-
-pytest.importorskip("pydantic_ai")
-
 from pydantic_ai import Agent, RunContext
 from pydantic_ai.exceptions import UnexpectedModelBehavior
 from pydantic_ai.messages import (
