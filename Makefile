@@ -15,6 +15,7 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 	bash scripts/install_npm_tools.sh
 	bash scripts/install_conformance.sh
+	bash scripts/install_services.sh
 
 demo: install
 	$(BIN)/python examples/demo.py

@@ -1,0 +1,156 @@
+"""Real services on loopback for the tests that need them: a `redis-server` and an HAProxy.
+
+Both binaries come from Debian's packages through `scripts/install_services.sh` (run by
+`make install`). Each context manager starts its own process on a free 127.0.0.1 port,
+waits until it answers, and stops it by its handle on exit, so no test leaves one behind.
+
+    async with redis_server() as redis:          # redis.url == "redis://127.0.0.1:PORT/0"
+        await redis.stop(); await redis.start()  # Redis lost and back, on the same port
+
+    async with haproxy([url_a, url_b]) as front: # front == "http://127.0.0.1:PORT", round-robin
+        ...
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import anyio
+from anyio.abc import Process
+
+from _servers import _port_open, free_port, stop_process
+
+_STARTUP_TIMEOUT = 60.0
+
+
+def _binary(name: str) -> str:
+    found = shutil.which(name) or (f"/usr/sbin/{name}" if Path(f"/usr/sbin/{name}").exists() else None)
+    if found is None:
+        raise RuntimeError(f"{name} is not installed: run `make install` (scripts/install_services.sh)")
+    return found
+
+
+async def _wait_listening(name: str, proc: Process, port: int) -> None:
+    with anyio.fail_after(_STARTUP_TIMEOUT):
+        while not _port_open(port):
+            if proc.returncode is not None:
+                raise RuntimeError(f"{name} exited with {proc.returncode} before listening on {port}")
+            await anyio.sleep(0.05)
+
+
+class RedisServer:
+    """A `redis-server` on 127.0.0.1 that a test can stop and start again on the same port."""
+
+    def __init__(self, port: int, workdir: Path) -> None:
+        self.port = port
+        self.url = f"redis://127.0.0.1:{port}/0"
+        self._workdir = workdir
+        self._process: Process | None = None
+
+    @property
+    def running(self) -> bool:
+        return self._process is not None and self._process.returncode is None
+
+    async def start(self) -> None:
+        if self.running:
+            return
+        self._process = await anyio.open_process(
+            [
+                _binary("redis-server"),
+                "--bind",
+                "127.0.0.1",
+                "--port",
+                str(self.port),
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                str(self._workdir),
+                "--protected-mode",
+                "yes",
+                "--loglevel",
+                "warning",
+            ],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=None,
+        )
+        await _wait_listening("redis-server", self._process, self.port)
+
+    async def stop(self) -> None:
+        if self._process is not None:
+            process, self._process = self._process, None
+            await stop_process(process)
+
+
+@asynccontextmanager
+async def redis_server() -> AsyncIterator[RedisServer]:
+    """A fresh, empty `redis-server` (no persistence) on a free loopback port."""
+    with tempfile.TemporaryDirectory(prefix="toolmesh-redis-") as workdir:
+        server = RedisServer(free_port(), Path(workdir))
+        await server.start()
+        try:
+            yield server
+        finally:
+            with anyio.CancelScope(shield=True):
+                await server.stop()
+
+
+class Front(str):
+    """The load balancer's base URL (a plain `str`), plus its `port`."""
+
+    port: int
+
+
+def haproxy_config(port: int, backends: Sequence[str]) -> str:
+    """An HAProxy config: HTTP mode, round-robin over `backends` (base URLs), streams kept open."""
+    lines = [
+        "global",
+        "    maxconn 4096",
+        "defaults",
+        "    mode http",
+        "    timeout connect 5s",
+        "    timeout client 120s",
+        "    timeout server 120s",
+        "    timeout tunnel 120s",
+        "    option http-server-close",
+        "frontend gateway",
+        f"    bind 127.0.0.1:{port}",
+        "    default_backend replicas",
+        "backend replicas",
+        "    balance roundrobin",
+    ]
+    for index, backend in enumerate(backends):
+        parts = urlsplit(backend)
+        lines.append(f"    server replica{index} {parts.hostname}:{parts.port} check inter 500ms fall 2 rise 1")
+    return "\n".join(lines) + "\n"
+
+
+@asynccontextmanager
+async def haproxy(backends: Sequence[str]) -> AsyncIterator[Front]:
+    """A real HAProxy on a free loopback port, round-robin over `backends` (http://127.0.0.1:PORT)."""
+    port = free_port()
+    with tempfile.TemporaryDirectory(prefix="toolmesh-haproxy-") as workdir:
+        config = Path(workdir) / "haproxy.cfg"
+        config.write_text(haproxy_config(port, backends))
+        process = await anyio.open_process(
+            [_binary("haproxy"), "-db", "-f", str(config)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=None,
+        )
+        try:
+            await _wait_listening("haproxy", process, port)
+            front = Front(f"http://127.0.0.1:{port}")
+            front.port = port
+            yield front
+        finally:
+            with anyio.CancelScope(shield=True):
+                await stop_process(process)
