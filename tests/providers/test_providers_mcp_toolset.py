@@ -1,4 +1,4 @@
-"""Anthropic's MCP connector: ``mcp_toolset`` with ``default_config`` and per-tool ``configs`` from the catalog's deferral.
+"""Anthropic's MCP connector: ``mcp_toolset`` with ``default_config`` and ``configs`` from the catalog's deferral.
 
 Every toolset is checked against the anthropic SDK's own types (the request's TypedDict and
 the response-side model), and read back as Anthropic applies it.
@@ -12,7 +12,7 @@ from typing import Any
 import anyio
 import pytest
 from _provider_support import add, assert_sdk_shape
-from anthropic.types.beta import BetaMessage, BetaMCPToolset, BetaMCPToolsetParam, BetaToolUnionParam
+from anthropic.types.beta import BetaMCPToolset, BetaMCPToolsetParam, BetaMessage, BetaToolUnionParam
 
 from _mcp import demo_in_process
 from toolmesh import DeferPolicy, ToolRegistry
