@@ -93,7 +93,7 @@ class MiniLM:
 
 def row_text(row: Entry) -> str:
     texts = row_texts(row)
-    return f"{texts['name']}. {texts['title']}. {texts['description']}"[:600]
+    return f"{texts['server']} {texts['name']}. {texts['title']}. {texts['description']}"[:600]
 
 
 class EmbeddingRanker:

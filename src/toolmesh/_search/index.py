@@ -33,7 +33,13 @@ from .words import schema_text, split_words
 __all__ = ["FIELD_BOOSTS", "SearchIndex"]
 
 _ANALYSER = "toolmesh_words"
-FIELD_BOOSTS: Mapping[str, float] = {"name": 0.5, "title": 1.0, "description": 2.0, "parameters": 0.6}
+FIELD_BOOSTS: Mapping[str, float] = {
+    "name": 0.5,
+    "server": 1.0,
+    "title": 1.0,
+    "description": 2.0,
+    "parameters": 0.6,
+}
 """How much a match in each field counts."""
 _WRITER_HEAP = 15_000_000
 """tantivy's smallest indexing budget (bytes): rows are small, catalogs change in small steps."""
@@ -61,16 +67,19 @@ def _schema() -> tantivy.Schema:
 
 
 def row_texts(row: Entry) -> dict[str, str]:
-    """The four indexed texts of a row, identifiers split into words."""
+    """The indexed texts of a row (``FIELD_BOOSTS``'s fields), identifiers split into words."""
     definition = row.definition
     title = row.capabilities.title or ""
     if not title and row.capabilities.annotations is not None:
         title = row.capabilities.annotations.title or ""
-    name = " ".join(split_words(row.name))
-    if isinstance(row, McpEntry) and row.wire_name != row.name:
-        name = f"{name} {' '.join(split_words(row.wire_name))}"
+    server, name = "", " ".join(split_words(row.name))
+    if isinstance(row, McpEntry):
+        server, name = row.server, " ".join(split_words(row.wire_name))
+        if row.name not in (row.wire_name, f"{server}__{row.wire_name}"):
+            name = f"{name} {' '.join(split_words(row.name))}"  # named otherwise by a NamePolicy
     return {
         "name": name,
+        "server": " ".join(split_words(server)),
         "title": " ".join(split_words(title[:_MAX_TITLE])),
         "description": " ".join(split_words(definition.description[:_MAX_DESCRIPTION])),
         "parameters": schema_text(definition.parameters),
