@@ -129,8 +129,11 @@ def mcp_toolset(
     ``default_config`` is ``{"defer_loading": True}`` when most of the server's rows in
     ``catalog`` are deferred (row settings, ``McpServer(defer_loading=...)``, the
     ``DeferPolicy``), else ``{"defer_loading": False}``; ``configs`` then names, by the
-    server's own tool name, each row deferred otherwise. Your ``default_config`` and
-    ``configs`` (keyed by the server's tool name or the row's name) are applied over that.
+    server's own tool name, each row deferred otherwise. Your ``default_config`` replaces
+    the default (``enabled``, or which ``defer_loading`` is the default: the rows the catalog
+    defers otherwise are still named in ``configs``, so Anthropic defers exactly what the
+    catalog defers); your ``configs`` (keyed by the server's tool name or the row's name)
+    override a tool's entry, and what they say is what Anthropic applies.
 
     Args:
         catalog: A ``ToolSnapshot`` (its deferral), a ``ToolRegistry`` or an iterable of rows
