@@ -30,9 +30,9 @@ _MAX_DEPTH = 4
 
 REQUEST_WORDS = frozenset(
     "i im me my mine myself we us our you your he she him her his they them their it its "  # noqa: SIM905
-    "please can could would should will shall may might must do does did done am be been being have has had "
-    "want wants need needs let lets like just also so then there here some any those these "
-    "what whats how why where whether tell give s t d ll m re ve".split()
+    "please can could would should will shall might must do does did am be been being have has had "
+    "want wants need needs let lets just also so then there here some any those these "
+    "what whats how why where whether give s t d ll m re ve".split()
 )
 """Words of a request that name no tool ("can you please give me ...", the tails of "what's"
 and "don't"): dropped from a query, with the index's English stop words (``the``, ``a``, ...)."""
