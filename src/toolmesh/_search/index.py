@@ -1,7 +1,8 @@
 """SearchIndex: BM25 over a catalog's rows, kept current row by row.
 
-The ranking is tantivy's BM25 (a Rust search library, in memory here) over four fields of
-each row: its name, title, description, and its parameters' names and descriptions,
+The ranking is tantivy's BM25 (a Rust search library, in memory here) over five fields of
+each row: its name, its MCP server's label, title, description, and its parameters' names
+and descriptions,
 every identifier split into words (``words.split_words``) and every word stemmed, with
 English stop words dropped. Each field weighs as ``FIELD_BOOSTS`` says (chosen on the tuning
 half of ``bench/data/queries.json``: a description says most about what a tool does).

@@ -49,7 +49,8 @@ def split_words(text: str) -> list[str]:
 
 
 def query_text(query: str) -> str:
-    """The words of an untrusted query, bounded, lower-cased and space-separated (nothing else in it).
+    """The words of an untrusted query, bounded, lower-cased and space-separated (nothing else in it),
+    without ``REQUEST_WORDS``.
 
     Never raises for a string: an empty answer means there is nothing to search for.
     """
