@@ -2,9 +2,8 @@
 
 The ranking is tantivy's BM25 (a Rust search library, in memory here) over five fields of
 each row: its name, its MCP server's label, title, description, and its parameters' names
-and descriptions,
-every identifier split into words (``words.split_words``) and every word stemmed, with
-English stop words dropped. Each field weighs as ``FIELD_BOOSTS`` says (chosen on the tuning
+and descriptions, every identifier split into words (``words.split_words``) and every word
+stemmed, with English stop words dropped. Each field weighs as ``FIELD_BOOSTS`` says (chosen on the tuning
 half of ``bench/data/queries.json``: a description says most about what a tool does).
 
 Kept current incrementally: ``sync(rows)`` compares the catalog with what is indexed, by
