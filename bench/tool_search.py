@@ -200,9 +200,8 @@ def print_quality(title: str, figures: dict[str, dict[str, float]]) -> None:
     for key in ("recall@1", "recall@5", "hit@1", "hit@5", "mrr"):
         print(f"  {key:9} " + " ".join(f"{figures[half][key]:15.3f}" for half in HALVES))
     recall = figures["all"]["recall@5"]
-    print(
-        f"  recall@5 {recall:.3f} against the target {TARGET_RECALL:.2f}: {'met' if recall >= TARGET_RECALL else 'missed'}"
-    )
+    verdict = "met" if recall >= TARGET_RECALL else "missed"
+    print(f"  recall@5 {recall:.3f} against the target {TARGET_RECALL:.2f}: {verdict}")
 
 
 # -- latency -------------------------------------------------------------------------
