@@ -143,7 +143,7 @@ class McpGateway:
         """
         view = self._face(profile).view
         registry = self.registry
-        return ServedProfile(view.snapshot, self._hooks, registry.name_policy, registry.dispatch_settings)
+        return ServedProfile(view.snapshot, self._hooks, registry.name_policy, registry.dispatch_settings, self.state)
 
     def _face(self, profile: str) -> ProfileFace:
         face = self._faces.get(profile)
