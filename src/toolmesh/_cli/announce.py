@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from rich.text import Text
 
@@ -58,8 +58,12 @@ async def serve_catalog(
     registry: ToolRegistry,
     sizes: dict[str, int],
     responses: ResponsesSettings | None,
+    listening: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve over stdio (``http`` None) or HTTP (with the Responses endpoint) until stdin ends or cancelled."""
+    """Serve over stdio (``http`` None) or HTTP (with the Responses endpoint) until stdin ends or cancelled.
+
+    ``listening(base_url)`` is called once the HTTP socket listens (after the announcement).
+    """
     if http is None:
         note(catalog_line(registry, sizes))
         size = sizes[settings.profile]
@@ -78,6 +82,8 @@ async def serve_catalog(
                 for line in responses_lines(base, responses, gateway_config, sizes):
                     console.print(Text(line), soft_wrap=True, highlight=False)
                 sys.stdout.flush()
+            if listening is not None:
+                listening(base)
 
         try:
             await gateway.serve_http(http, on_ready=ready, responses=endpoint)

@@ -95,6 +95,7 @@ class ServeSettings:
             allowed_origins=self.allowed_origins,
             max_body_bytes=self.max_body_bytes,
             stateless=self.stateless,
+            reuse_port=self.workers > 1,
         )
 
 
