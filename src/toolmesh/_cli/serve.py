@@ -400,9 +400,11 @@ def _with_state(settings: ServeSettings, state: str | None, **given: Any) -> Ser
     if state is not None:
         given["state"] = state
     try:
-        return dataclasses.replace(settings, **given)
+        settings = dataclasses.replace(settings, **given)
+        settings.check_workers()
     except ConfigurationError as exc:
         fail(str(exc))
+    return settings
 
 
 def _require_openai() -> None:
