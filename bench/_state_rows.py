@@ -3,8 +3,9 @@ this process, in Redis, and in Redis with 2 workers; and the cost of each Redis 
 
 Every row here serves the same two native tools (``echo``, ``slow``: the fixture's names and answers),
 so no upstream server caps what the workers can do, and the same policy: a rate limit too large to
-refuse anything and a concurrency limit of 64, i.e. per call one token taken and one slot held and
-given back (3 Redis round trips with Redis state, none without).
+refuse anything, i.e. one token taken per call (one Redis round trip with Redis state, none without).
+A concurrency limit would add two more per call (a slot held and given back): their cost alone is
+printed with the round trips.
 """
 
 from __future__ import annotations
@@ -16,8 +17,8 @@ from pathlib import Path
 
 from toolmesh.gateway import RedisState
 
-NATIVE = "native, limits in process"
-NATIVE_REDIS = "native, limits in redis"
+NATIVE = "native, rate limit in process"
+NATIVE_REDIS = "native, rate limit in redis"
 NATIVE_WORKERS = "native, redis, 2 workers"
 ROWS = (NATIVE, NATIVE_REDIS, NATIVE_WORKERS)
 
@@ -42,7 +43,7 @@ async def slow(seconds: float) -> str:
 
 tools = [echo, slow]
 '''
-_POLICY = {"rateLimits": [{"calls": 1_000_000_000, "per": 1}], "concurrencyLimits": [{"limit": 64}]}
+_POLICY = {"rateLimits": [{"calls": 1_000_000_000, "per": 1}]}
 
 
 def redis_missing() -> str | None:

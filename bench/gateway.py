@@ -15,9 +15,9 @@ own loopback port, also over Streamable HTTP:
                          a new upstream session for each request it forwards.
   4. fastmcp proxy,      ``create_proxy(fastmcp.Client(URL))`` with the client connected once: one shared
      session reused      upstream session (FastMCP's faster, opt-in configuration).
-  5. shared state        ``toolmesh serve`` of two native tools (``echo``, ``slow``) under a rate and a
-                         concurrency limit: state in the process; in Redis (a redis-server child); in
-                         Redis with ``--workers 2`` (bench/_state_rows.py). The last lines give the Redis
+  5. shared state        ``toolmesh serve`` of two native tools (``echo``, ``slow``) under a rate limit
+                         (one token per call): state in the process; in Redis (a redis-server child);
+                         in Redis with ``--workers 2`` (bench/_state_rows.py). The last lines give the Redis
                          round trips' cost, Redis state's added latency (target: at most x1.10) and the
                          2 workers' calls per second against one (target: at least x1.60). With 2 workers
                          the front CPU column counts the first worker only.
