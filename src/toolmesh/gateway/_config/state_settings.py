@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from toolmesh._core.errors import ServerConfigError
 from toolmesh._state.errors import StateConfigError, redact_url
-from toolmesh._state.opening import MEMORY, state_backend
+from toolmesh._state.opening import MEMORY, check_state_url
 
 __all__ = ["STATE_ENV", "check_state", "default_prefix", "is_shared", "state_problem"]
 
@@ -45,7 +45,7 @@ def state_problem(url: str | None, workers: int, transport: str, *, complete: bo
     (a file's): several workers without a shared state are then not (yet) a problem.
     """
     try:
-        state_backend(url)
+        check_state_url(url)
     except StateConfigError as exc:
         return str(exc)
     if workers > 1 and not is_shared(url) and complete:
