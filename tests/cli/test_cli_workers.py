@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -74,6 +75,10 @@ async def test_two_workers_answer_on_one_port_and_stop_together(tmp_path: Path) 
                     while b"listening on" not in (line := await lines.receive_until(b"\n", 65536)):
                         pass
                     url = line.decode().split("listening on ", 1)[1].strip()
+                    while b"shared state: " not in (line := await lines.receive_until(b"\n", 65536)):
+                        pass
+                    shown = rf"shared state: {re.escape(redis.url)} \(prefix toolmesh:[0-9a-f]{{12}}:\)"
+                    assert re.fullmatch(shown, line.decode().strip()), line
                     answered: list[int] = []
                     while len(set(answered)) < 2:  # the second worker answers once it has started
                         async with client(url, "2026-07-28") as session:  # a new connection each time

@@ -16,9 +16,11 @@ from rich.text import Text
 from toolmesh._core.errors import ConfigurationError
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._rows.rows import McpEntry
+from toolmesh._state.errors import redact_url
 from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE
+from toolmesh.gateway._config.state_settings import is_shared
 from toolmesh.gateway._mcp_face.gateway import McpGateway
 from toolmesh.gateway._responses.settings import ResponsesSettings
 
@@ -141,6 +143,8 @@ def _announce(
         lines.append("auth: bearer tokens from " + ", ".join(token.source for token in settings.tokens))
     else:
         lines.append("auth: none (loopback only)")
+    if is_shared(settings.state):
+        lines.append(f"shared state: {redact_url(settings.state or '')} (prefix {settings.state_prefix})")
     lines.append("stop with Ctrl-C (or SIGTERM)")
     for line in lines:
         console.print(Text(line), soft_wrap=True, highlight=False)
