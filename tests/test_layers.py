@@ -28,6 +28,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("toolmesh._policy", "toolmesh.providers"),
     ("toolmesh.bridges",),
     ("toolmesh.gateway._config",),
+    ("toolmesh.gateway._auth",),
     ("toolmesh.gateway._shared",),
     ("toolmesh.gateway._mcp_face", "toolmesh.gateway._responses"),
     ("toolmesh._cli",),

@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import ipaddress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from toolmesh._core.errors import ConfigurationError
+
+if TYPE_CHECKING:
+    from .oauth_settings import OAuthSettings
 
 __all__ = ["BearerToken", "HttpSettings", "is_loopback"]
 
@@ -57,6 +61,9 @@ class HttpSettings:
     """Keep no per-client state between requests (handshake-era clients then get no
     server-to-client requests or notifications; 2026-07-28 clients lose nothing but
     ``subscriptions/listen`` streams being tied to one replica)."""
+    oauth: OAuthSettings | None = None
+    """Also accept OAuth 2.1 access tokens of this authorization server (the gateway is then a resource
+    server: protected resource metadata, ``WWW-Authenticate`` challenges, scopes per profile)."""
 
     def __post_init__(self) -> None:
         if not self.path.startswith("/") or (self.path.endswith("/") and self.path != "/"):
@@ -65,17 +72,18 @@ class HttpSettings:
             raise ConfigurationError(f"HttpSettings.max_body_bytes must be positive, got {self.max_body_bytes!r}")
         if not 0 <= self.port <= 65535:
             raise ConfigurationError(f"HttpSettings.port must be 0..65535, got {self.port!r}")
-        if not self.tokens and not is_loopback(self.host):
+        if not self.tokens and self.oauth is None and not is_loopback(self.host):
             raise ConfigurationError(
                 f"HttpSettings: serving on {self.host!r} without tokens would let anyone on the network call "
-                "every tool; give tokens=(BearerToken(...),) or bind a loopback host such as '127.0.0.1'"
+                "every tool; give tokens=(BearerToken(...),) or oauth=OAuthSettings(...), or bind a loopback host "
+                "such as '127.0.0.1'"
             )
 
     def __repr__(self) -> str:
         return (
             f"HttpSettings(host={self.host!r}, port={self.port!r}, path={self.path!r}, tokens={len(self.tokens)}, "
             f"allowed_hosts={self.allowed_hosts!r}, allowed_origins={self.allowed_origins!r}, "
-            f"max_body_bytes={self.max_body_bytes!r}, stateless={self.stateless!r})"
+            f"max_body_bytes={self.max_body_bytes!r}, stateless={self.stateless!r}, oauth={self.oauth!r})"
         )
 
 

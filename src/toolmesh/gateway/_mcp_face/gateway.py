@@ -26,7 +26,7 @@ from toolmesh._rows.rows import Entry
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, PROFILE_NAME
 from toolmesh.gateway._shared.catalog_view import CatalogView, row_rules, server_rules
-from toolmesh.gateway._shared.http import build_app
+from toolmesh.gateway._shared.http import build_app, prime
 from toolmesh.gateway._shared.parts import AppExtension, ServedProfile
 
 from .face import ProfileFace
@@ -248,6 +248,7 @@ class McpGateway:
         managers = session_managers(settings, self._faces)
         lifecycle = Lifecycle(managers, self._faces, self.running)
         app = build_app(settings, managers, None)
+        await prime(app)
         if responses is None:
             await serve(app, lifecycle, settings.host, settings.port, on_ready)
             return

@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
@@ -39,6 +39,8 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolmesh._context.identity import Identity
+from toolmesh.gateway._auth.refusals import InsufficientScope, InvalidRequest, InvalidToken, MissingToken, Refusal
+from toolmesh.gateway._auth.resource import METADATA_PATH, ResourceServer
 from toolmesh.gateway._config.http_settings import BearerToken, HttpSettings, is_loopback
 
 __all__ = [
@@ -51,6 +53,7 @@ __all__ = [
     "build_app",
     "identity_of",
     "is_loopback",
+    "prime",
 ]
 
 IDENTITY_KEY = "toolmesh.identity"
@@ -124,6 +127,8 @@ class Guard:
         self._settings = settings
         self._managers = managers
         self._security = TransportSecurityMiddleware(security_settings(settings))
+        self.resource = ResourceServer(settings.oauth, settings.path) if settings.oauth is not None else None
+        """The OAuth 2.1 resource server, when the settings accept access tokens."""
         self._tokens = tuple(
             (token.token.encode("utf-8"), token, Identity(subject=token.name or f"token {index}", method="token"))
             for index, token in enumerate(settings.tokens)
@@ -141,11 +146,8 @@ class Guard:
             return segment if segment and "/" not in segment else None
         return None
 
-    def _token(self, request: Request) -> tuple[BearerToken, Identity] | None:
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not given:
-            return None
-        given_bytes = given.strip().encode("utf-8")
+    def _token(self, given: str) -> tuple[BearerToken, Identity] | None:
+        given_bytes = given.encode("utf-8")
         found = None
         for secret, token, identity in self._tokens:  # every token compared: timing says nothing of which matched
             if hmac.compare_digest(secret, given_bytes):
@@ -160,21 +162,60 @@ class Guard:
         if refusal is not None:
             await refusal(scope, receive, send)
             return False
-        if self._tokens:
-            found = self._token(request)
-            if found is None:
-                challenge = {"WWW-Authenticate": 'Bearer realm="toolmesh"'}
-                await _json_error(401, "a valid bearer token is required", challenge)(scope, receive, send)
-                return False
+        if not self._tokens and self.resource is None:
+            return True
+        try:
+            identity = await self._identify(request, profile)
+        except Refusal as refused:
+            await self._refuse(refused, scope["path"], profile)(scope, receive, send)
+            return False
+        authenticated(scope, identity)
+        return True
+
+    async def _identify(self, request: Request, profile: str) -> Identity:
+        """The caller of ``request``, as its bearer token says.
+
+        Raises:
+            Refusal: no token, a wrong one, one in the query string, or one that does not open ``profile``.
+        """
+        if "access_token" in request.query_params:
+            raise InvalidRequest("send the access token in the Authorization header, never in the URL")
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        given = given.strip()
+        if scheme.lower() != "bearer" or not given:
+            raise MissingToken("a valid bearer token is required")
+        found = self._token(given)
+        if found is not None:
             token, identity = found
             if not token.opens(profile):
-                await _json_error(403, f"this token does not open profile {profile!r}")(scope, receive, send)
-                return False
-            authenticated(scope, identity)
-        return True
+                raise _ProfileClosed(f"this token does not open profile {profile!r}")
+            return identity
+        if self.resource is None:
+            raise InvalidToken("a valid bearer token is required")
+        return await self.resource.identity(given, request.scope["path"], profile)
+
+    def _refuse(self, refusal: Refusal, path: str, profile: str) -> Response:
+        if self.resource is not None and not isinstance(refusal, _ProfileClosed):
+            return self.resource.challenge(refusal, path, profile)
+        challenge = {"WWW-Authenticate": 'Bearer realm="toolmesh"'} if refusal.status == 401 else None
+        return _json_error(refusal.status, refusal.description, challenge)
+
+    def _metadata(self, path: str) -> Response | None:
+        """The protected resource metadata asked for at ``path``, or None when ``path`` asks for none."""
+        if self.resource is None or not (path == METADATA_PATH or path.startswith(METADATA_PATH + "/")):
+            return None
+        endpoint = path[len(METADATA_PATH) :]
+        if endpoint and self._profile(endpoint) is None:
+            return _json_error(404, "no protected resource there")
+        return self.resource.metadata(endpoint)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
+            return
+        metadata = self._metadata(scope["path"])
+        if metadata is not None:
+            refusal = await self._security.validate_request(Request(scope, receive), is_post=False)
+            await (refusal or metadata)(scope, receive, send)
             return
         profile = self._profile(scope["path"])
         manager = self._managers.get(profile) if profile is not None else None
@@ -183,6 +224,10 @@ class Guard:
             return
         if await self.admit(scope, receive, send, profile or "default"):
             await manager.handle_request(scope, receive, send)
+
+
+class _ProfileClosed(InsufficientScope):
+    """A static token limited to other profiles: 403."""
 
 
 def authenticated(scope: Scope, identity: Identity) -> None:
@@ -213,9 +258,35 @@ def build_app(
     """The ASGI app serving each profile's session manager as ``settings`` says.
 
     ``lifespan`` runs the managers (and the gateway's fan-out) for the app's lifetime;
-    None when the caller runs them itself (``serve_http``).
+    None when the caller runs them itself (``serve_http``, which calls ``prime`` first).
+    With OAuth settings, the lifespan first fetches the issuer's keys (``prime``).
     """
+    guard = Guard(settings, managers)
+    if lifespan is not None and guard.resource is not None:
+        lifespan = _primed(guard.resource, lifespan)
     app = Starlette(lifespan=lifespan, middleware=[Middleware(ClosesUnreadBody)])
     app.router.routes.clear()
-    app.router.default = Guard(settings, managers)  # every path goes to the guard, which routes by profile
+    app.router.default = guard  # every path goes to the guard, which routes by profile
+    app.state.guard = guard
     return app
+
+
+async def prime(app: Starlette) -> None:
+    """Fetch the issuer's signing keys of an app ``build_app`` made, when it takes OAuth access tokens.
+
+    Raises:
+        ConfigurationError: they cannot be fetched: the gateway could check no token, so it does not start.
+    """
+    guard = getattr(app.state, "guard", None)
+    if isinstance(guard, Guard) and guard.resource is not None:
+        await guard.resource.prime()
+
+
+def _primed(resource: ResourceServer, lifespan: Lifespan) -> Lifespan:
+    @asynccontextmanager
+    async def primed(app: Starlette) -> AsyncIterator[None]:
+        await resource.prime()
+        async with lifespan(app):
+            yield
+
+    return primed

@@ -1,0 +1,108 @@
+"""The gateway as an OAuth 2.1 resource server, with the official MCP client's OAuth provider and a real
+authorization server on loopback HTTPS: 401 -> metadata -> registration -> token -> list and call."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import httpx2
+import mcp
+import pytest
+from mcp.client.streamable_http import streamable_http_client
+
+from _authserver import oauth_client
+from _oauth_gateway import OAuthScene, oauth_scene
+
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+
+
+def _client(scene: OAuthScene, path: str) -> mcp.Client:
+    url = scene.url + path
+    http = httpx2.AsyncClient(auth=oauth_client(url, scene.certs.trust), verify=scene.certs.trust, timeout=60)
+    return mcp.Client(streamable_http_client(url, http_client=http))
+
+
+async def test_the_sdk_client_completes_the_whole_flow_and_calls_as_its_user(tmp_path: Path) -> None:
+    async with oauth_scene(tmp_path) as scene, _client(scene, "/mcp") as client:
+        with anyio.fail_after(60):
+            names = sorted(tool.name for tool in (await client.list_tools()).tools)
+            answer = (await client.call_tool("whoami", {})).content[0]
+    assert names == ["whoami", "wipe"]
+    assert answer.text == "alice mcp tools:admin"  # type: ignore[union-attr]  # the scopes the challenge asked for
+    (issued,) = scene.server.issued
+    assert issued["aud"] == scene.resource  # RFC 8707: the token is bound to this gateway
+    assert len(scene.server.clients) == 1  # it registered itself (dynamic client registration)
+
+
+async def test_a_user_with_fewer_scopes_opens_only_the_profile_they_hold(tmp_path: Path) -> None:
+    async with oauth_scene(tmp_path) as scene:
+        scene.server.login = "bob"
+        async with _client(scene, "/reader/mcp") as reader:
+            with anyio.fail_after(60):
+                names = [tool.name for tool in (await reader.list_tools()).tools]
+                answer = (await reader.call_tool("whoami", {})).content[0]
+        token = scene.server.mint({"sub": "bob", "scope": "mcp tools:read", "aud": scene.resource})
+        async with httpx2.AsyncClient(timeout=60) as http:
+            default = await http.post(
+                scene.url + "/mcp", json=INIT, headers={**ACCEPT, "Authorization": f"Bearer {token}"}
+            )
+    assert names == ["whoami"]
+    assert answer.text == "bob mcp tools:read"  # type: ignore[union-attr]
+    assert default.status_code == 403
+    challenge = default.headers["www-authenticate"]
+    assert 'error="insufficient_scope"' in challenge and 'scope="mcp tools:admin"' in challenge
+    assert "tools:admin" in default.json()["error_description"]
+
+
+async def test_metadata_and_challenges_point_clients_at_the_authorization_server(tmp_path: Path) -> None:
+    async with oauth_scene(tmp_path) as scene, httpx2.AsyncClient(timeout=60) as http:
+        bare = await http.post(scene.url + "/reader/mcp", json=INIT, headers=ACCEPT)
+        root = (await http.get(scene.url + "/.well-known/oauth-protected-resource")).json()
+        reader = (await http.get(scene.url + "/.well-known/oauth-protected-resource/reader/mcp")).json()
+        nothing = await http.get(scene.url + "/.well-known/oauth-protected-resource/nowhere/at/all")
+    assert bare.status_code == 401
+    challenge = bare.headers["www-authenticate"]
+    assert challenge.startswith("Bearer ")
+    assert f'resource_metadata="{scene.url}/.well-known/oauth-protected-resource/reader/mcp"' in challenge
+    assert 'scope="mcp tools:read"' in challenge
+    assert root["resource"] == scene.resource and reader["resource"] == scene.url + "/reader/mcp"
+    assert [s.rstrip("/") for s in root["authorization_servers"]] == [scene.issuer]
+    assert set(root["scopes_supported"]) == {"mcp", "tools:admin", "tools:read"}
+    assert nothing.status_code == 404
+
+
+async def test_keys_rotated_while_serving_are_fetched_once_for_the_new_kid(tmp_path: Path) -> None:
+    async with oauth_scene(tmp_path, refresh_interval=0.0) as scene, httpx2.AsyncClient(timeout=60) as http:
+        claims = {"aud": scene.resource, "scope": "mcp tools:admin"}
+
+        async def status(token: str) -> int:
+            headers = {**ACCEPT, "Authorization": f"Bearer {token}"}
+            return (await http.post(scene.url + "/mcp", json=INIT, headers=headers)).status_code
+
+        assert await status(scene.server.mint(claims)) == 200
+        before = scene.server.jwks_fetches
+        scene.server.rotate()
+        assert await status(scene.server.mint(claims)) == 200  # signed with k2, unknown until fetched again
+        assert await status(scene.server.mint(claims)) == 200
+        assert scene.server.jwks_fetches == before + 1
+        old = scene.server.keys[0]
+        scene.server.rotate(drop_old=True)
+        assert await status(scene.server.mint(claims)) == 200  # k3: fetched again; k1 is no longer published
+        assert await status(scene.server.mint(claims, key=old)) == 401  # the issuer no longer publishes k1
+
+
+@pytest.mark.parametrize("where", ["/mcp", "/reader/mcp"])
+async def test_a_token_in_the_query_string_is_refused(tmp_path: Path, where: str) -> None:
+    async with oauth_scene(tmp_path) as scene, httpx2.AsyncClient(timeout=60) as http:
+        token = scene.server.mint({"aud": scene.resource, "scope": "mcp tools:admin tools:read"})
+        answer = await http.post(scene.url + where, params={"access_token": token}, json=INIT, headers=ACCEPT)
+    assert answer.status_code == 400
+    assert 'error="invalid_request"' in answer.headers["www-authenticate"]
+    assert token not in answer.text
