@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from toolmesh._core.errors import ConfigurationError
+
+from .hosts import is_loopback
 
 if TYPE_CHECKING:
     from .oauth_settings import OAuthSettings
@@ -85,13 +86,3 @@ class HttpSettings:
             f"allowed_hosts={self.allowed_hosts!r}, allowed_origins={self.allowed_origins!r}, "
             f"max_body_bytes={self.max_body_bytes!r}, stateless={self.stateless!r}, oauth={self.oauth!r})"
         )
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False

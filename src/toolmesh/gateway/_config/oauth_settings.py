@@ -19,7 +19,7 @@ from urllib.parse import urlsplit
 from toolmesh._context.identity import Identity
 from toolmesh._core.errors import ConfigurationError
 
-from .http_settings import is_loopback
+from .hosts import is_loopback
 
 __all__ = ["AccessRule", "Introspection", "OAuthSettings", "check_url"]
 
