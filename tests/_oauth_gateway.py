@@ -61,7 +61,7 @@ def _free_port() -> int:
 
 
 @asynccontextmanager
-async def oauth_scene(folder: Path, **options: Any) -> AsyncIterator[OAuthScene]:
+async def oauth_scene(folder: Path, registry: ToolRegistry | None = None, **options: Any) -> AsyncIterator[OAuthScene]:
     """An authorization server (alice may administer, bob only read) and a gateway taking its tokens:
     every request needs ``mcp``; the default profile ``tools:admin``, ``reader`` (``whoami`` only) ``tools:read``."""
     certs = tls(folder)
@@ -78,6 +78,6 @@ async def oauth_scene(folder: Path, **options: Any) -> AsyncIterator[OAuthScene]
             verify=certs.trust,
             **options,
         )
-        gateway = McpGateway(whoami_registry(), profiles={"reader": lambda row: row.name == "whoami"})
+        gateway = McpGateway(registry or whoami_registry(), profiles={"reader": lambda row: row.name == "whoami"})
         async with serving(gateway, HttpSettings(port=port, oauth=settings)) as url:
             yield OAuthScene(server, certs, issuer, url, settings)

@@ -4,6 +4,7 @@ authorization server on loopback HTTPS: 401 -> metadata -> registration -> token
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -12,7 +13,10 @@ import pytest
 from mcp.client.streamable_http import streamable_http_client
 
 from _authserver import oauth_client
-from _oauth_gateway import OAuthScene, oauth_scene
+from _oauth_gateway import OAuthScene, oauth_scene, whoami_registry
+from _responses import Reply, ScriptedUpstream, calc_server, serve_asgi
+from toolmesh import McpServer, ToolRegistry
+from toolmesh.gateway import HttpSettings, McpGateway, ResponsesEndpoint, ResponsesSettings
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
@@ -106,3 +110,41 @@ async def test_a_token_in_the_query_string_is_refused(tmp_path: Path, where: str
     assert answer.status_code == 400
     assert 'error="invalid_request"' in answer.headers["www-authenticate"]
     assert token not in answer.text
+
+
+async def test_the_responses_endpoint_takes_the_same_access_tokens(tmp_path: Path) -> None:
+    upstream = ScriptedUpstream([Reply(tool_calls=[("whoami", "{}")]), Reply(text="done")])
+    async with oauth_scene(tmp_path) as scene, serve_asgi(upstream.app) as model:
+        gateway = McpGateway(whoami_registry())
+        endpoint = ResponsesEndpoint.for_gateway(gateway, ResponsesSettings(upstream=model + "/v1", offer_catalog=True))
+        app = gateway.http_app(HttpSettings(oauth=scene.settings), responses=endpoint)
+        token = scene.server.mint({"sub": "carol", "aud": scene.resource, "scope": "mcp tools:admin"})
+        request = {"model": "m", "input": "who am I?"}
+        async with serve_asgi(app) as base, httpx2.AsyncClient(timeout=60) as http:
+            refused = await http.post(base + "/v1/responses", json=request)
+            answered = await http.post(
+                base + "/v1/responses", json=request, headers={"Authorization": f"Bearer {token}"}
+            )
+    assert refused.status_code == 401 and "resource_metadata=" in refused.headers["www-authenticate"]
+    calls = [item for item in answered.json()["output"] if item["type"] == "mcp_call"]
+    assert [call["output"] for call in calls] == ["carol mcp tools:admin"]
+
+
+async def test_a_clients_token_never_reaches_an_upstream_server(tmp_path: Path) -> None:
+    seen: list[str] = []
+    inner = calc_server().streamable_http_app()
+
+    async def recording(scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            seen.extend(value.decode() for name, value in scope["headers"] if name in (b"authorization", b"cookie"))
+            seen.append(repr(scope.get("query_string", b"")))
+        await inner(scope, receive, send)
+
+    async with serve_asgi(recording) as calc_url, ToolRegistry() as registry:
+        await registry.connect(McpServer.http("calc", calc_url + "/mcp"))
+        async with oauth_scene(tmp_path, registry) as scene, _client(scene, "/mcp") as client:
+            with anyio.fail_after(60):
+                answer = (await client.call_tool("calc__add", {"a": 1, "b": 2})).content[0]
+        assert len(scene.server.issued) == 1  # the client did authenticate with an access token
+    assert answer.text == "3"  # type: ignore[union-attr]
+    assert seen and not any("Bearer" in value for value in seen)  # the gateway called with its own (no) credentials
