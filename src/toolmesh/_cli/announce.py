@@ -133,7 +133,9 @@ def _announce(
         lines.append(line + (f" — {about}" if about else ""))
     if settings.tokens:
         lines.append("auth: bearer tokens from " + ", ".join(token.source for token in settings.tokens))
-    else:
+    if settings.oauth is not None:
+        lines.append(f"auth: OAuth access tokens of {settings.oauth.issuer} for {settings.oauth.resource}")
+    if not settings.tokens and settings.oauth is None:
         lines.append("auth: none (loopback only)")
     lines.append("stop with Ctrl-C (or SIGTERM)")
     for line in lines:

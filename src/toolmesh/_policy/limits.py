@@ -55,10 +55,12 @@ class RateLimit(Hook):
     """At most ``calls`` calls of each matching row per ``per`` seconds (a token bucket per row).
 
     A call over the limit is refused with kind ``rate_limited`` (retryable) and the
-    model is told how long to wait. Bursts of up to ``calls`` are allowed.
+    model is told how long to wait. Bursts of up to ``calls`` are allowed. With
+    ``per_caller=True`` each caller (``ToolContext.identity.key``; calls without an
+    identity share one bucket) has its own buckets.
     """
 
-    __slots__ = ("_buckets", "_clock", "_match", "_rate", "calls", "per")
+    __slots__ = ("_buckets", "_clock", "_match", "_rate", "calls", "per", "per_caller")
 
     def __init__(
         self,
@@ -67,6 +69,7 @@ class RateLimit(Hook):
         *,
         tools: Iterable[str] = ("*",),
         clock: Callable[[], float] = time.monotonic,
+        per_caller: bool = False,
     ) -> None:
         if calls < 1 or per <= 0:
             raise ConfigurationError(
@@ -77,6 +80,8 @@ class RateLimit(Hook):
         self.per = per
         """The period, in seconds."""
         self._rate = calls / per
+        self.per_caller = per_caller
+        """Whether each caller (identity) has its own buckets."""
         self._match = matcher(tools, "RateLimit(tools=...)")
         self._clock = clock
         self._buckets: dict[str, tuple[float, float]] = {}
@@ -85,12 +90,15 @@ class RateLimit(Hook):
         if not self._match(entry.name):
             return PROCEED
         now = self._clock()
-        tokens, then = self._buckets.get(entry.name, (float(self.calls), now))
+        key = entry.name
+        if self.per_caller:
+            key = f"{ctx.identity.key if ctx.identity is not None else ''}\x00{entry.name}"
+        tokens, then = self._buckets.get(key, (float(self.calls), now))
         tokens = min(float(self.calls), tokens + (now - then) * self._rate)
         if tokens >= 1.0:
-            self._buckets[entry.name] = (tokens - 1.0, now)
+            self._buckets[key] = (tokens - 1.0, now)
             return PROCEED
-        self._buckets[entry.name] = (tokens, now)
+        self._buckets[key] = (tokens, now)
         wait = (1.0 - tokens) / self._rate
         return Refuse(
             f"The tool {entry.name!r} is rate limited to {self.calls} calls per {self.per:g} seconds. "
@@ -99,7 +107,7 @@ class RateLimit(Hook):
         )
 
     def __repr__(self) -> str:
-        return f"RateLimit({self.calls}, per={self.per:g})"
+        return f"RateLimit({self.calls}, per={self.per:g}{', per_caller=True' if self.per_caller else ''})"
 
 
 class ArgumentSizeLimit(Hook):

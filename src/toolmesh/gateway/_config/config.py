@@ -25,13 +25,15 @@ from toolmesh._core.suggest import closest
 from toolmesh._dispatch.native_loading import add_native, is_file_spec, split_spec
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._hooks.actions import Hook
-from toolmesh._policy.rules import AllowServers, AllowTools, DenyAnnotated, DenyServers, DenyTools
+from toolmesh._policy.rules import DenyAnnotated
 from toolmesh.mcp._spec.defaults import DEFAULT_MAX_CONFIG_BYTES
 from toolmesh.mcp._spec.files import read_json, servers_of
 from toolmesh.mcp._spec.server import McpServer
 
+from .auth_config import caller_hooks, pattern_rules, read_oauth
 from .http_settings import BearerToken, HttpSettings, is_loopback
 from .keys import DocumentKeys, PolicyKeys, ProfileKeys, ResponsesKeys, ServeKeys, validate
+from .oauth_settings import OAuthSettings
 from .profiles import DEFAULT_PROFILE, PROFILE_NAME, Profile
 from .tokens import TokenSource, read_tokens, refuse_literal_tokens
 
@@ -58,6 +60,8 @@ class ServeSettings:
     tokens: tuple[TokenSource, ...] = field(default=(), repr=False)
     """Bearer tokens read from their environment variables or files (secret: never shown);
     none when loaded for stdio."""
+    oauth: OAuthSettings | None = None
+    """OAuth 2.1 access tokens accepted (``serve.auth.oauth``); None when loaded for stdio."""
 
     def http_settings(self) -> HttpSettings:
         """The gateway's ``HttpSettings`` for these settings.
@@ -74,6 +78,7 @@ class ServeSettings:
             allowed_origins=self.allowed_origins,
             max_body_bytes=self.max_body_bytes,
             stateless=self.stateless,
+            oauth=self.oauth,
         )
 
 
@@ -256,24 +261,10 @@ def _names(keys: DocumentKeys, origin: str) -> NamePolicy | None:
 def _hooks(policy: PolicyKeys | None, origin: str) -> list[Hook]:
     if policy is None:
         return []
-    rules: list[tuple[str, type[AllowTools | DenyTools | AllowServers | DenyServers], list[str] | None]] = [
-        ("denyServers", DenyServers, policy.deny_servers),
-        ("allowServers", AllowServers, policy.allow_servers),
-        ("denyTools", DenyTools, policy.deny_tools),
-        ("allowTools", AllowTools, policy.allow_tools),
-    ]
-    hooks: list[Hook] = []
-    for key, rule, patterns in rules:
-        if patterns is None:
-            continue
-        if not patterns:
-            raise ServerConfigError(
-                "is empty", key=f"policy.{key}", fix="Give one or more glob patterns, or remove the key", origin=origin
-            )
-        hooks.append(rule(*patterns))
+    hooks = pattern_rules(policy, "policy", origin)
     if policy.deny_destructive:
         hooks.append(DenyAnnotated(destructive=True, mcp_defaults=True))  # as the gateway's clients read the rows
-    return hooks
+    return [*hooks, *caller_hooks(policy.callers, origin)]
 
 
 def _profiles(profiles: dict[str, ProfileKeys], origin: str) -> dict[str, Profile]:
@@ -330,7 +321,9 @@ def _serve(
         for position, name in enumerate(token_key.profiles or ()):
             _check_profile(name, known, f"serve.auth.tokens[{index}].profiles[{position}]", origin)
     tokens = read_tokens(token_keys, folder, origin) if transport == "http" else []
-    if transport == "http" and not tokens and not is_loopback(keys.host):
+    oauth_keys = keys.auth.oauth if keys.auth else None
+    oauth = read_oauth(oauth_keys, folder, origin, known) if oauth_keys and transport == "http" else None
+    if transport == "http" and not tokens and oauth is None and not is_loopback(keys.host):
         raise ServerConfigError(
             f"serving on {keys.host!r} without tokens would let anyone who can reach it call every tool",
             key="serve.host",
@@ -348,6 +341,7 @@ def _serve(
         allowed_hosts=tuple(keys.allowed_hosts),
         allowed_origins=tuple(keys.allowed_origins),
         tokens=tuple(tokens),
+        oauth=oauth,
     )
 
 

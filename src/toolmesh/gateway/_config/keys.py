@@ -18,11 +18,16 @@ from toolmesh._core.json_limits import DEFAULT_MAX_DEPTH
 from toolmesh._core.keys import KeyProblem, validate_keys
 
 __all__ = [
+    "AccessRuleKeys",
     "AuthKeys",
+    "CallerRuleKeys",
     "DocumentKeys",
+    "IntrospectionKeys",
     "NamesKeys",
+    "OAuthKeys",
     "PolicyKeys",
     "ProfileKeys",
+    "RateLimitKeys",
     "ResponsesKeys",
     "ServeKeys",
     "TokenKeys",
@@ -43,10 +48,51 @@ class TokenKeys(BaseModel):
     profiles: list[str] | None = None
 
 
+class AccessRuleKeys(BaseModel):
+    """What a caller must hold: every scope, and one of the listed values of each claim."""
+
+    model_config = _STRICT
+
+    scopes: list[str] = Field(default_factory=list)
+    claims: dict[str, list[str] | str] = Field(default_factory=dict)
+
+
+class IntrospectionKeys(BaseModel):
+    """An RFC 7662 endpoint for opaque tokens; the gateway's client secret is named by variable, never written."""
+
+    model_config = _STRICT
+
+    url: str
+    client_id: str = Field(alias="clientId")
+    client_secret_env: str = Field(alias="clientSecretEnv")
+
+
+class OAuthKeys(BaseModel):
+    """``serve.auth.oauth``: the gateway as an OAuth 2.1 resource server."""
+
+    model_config = _STRICT
+
+    issuer: str
+    resource: str
+    jwks_uri: str | None = Field(None, alias="jwksUri")
+    introspection: IntrospectionKeys | None = None
+    scopes: list[str] = Field(default_factory=list)
+    profiles: dict[str, AccessRuleKeys] = Field(default_factory=dict)
+    claims: list[str] = Field(default_factory=list)
+    algorithms: list[str] | None = None
+    leeway_seconds: int = Field(60, ge=0, le=600, alias="leewaySeconds")
+    ca_file: str | None = Field(None, alias="caFile")
+    fetch_timeout_seconds: int = Field(10, ge=1, le=120, alias="fetchTimeoutSeconds")
+    max_jwks_bytes: int = Field(256 * 1024, ge=64, alias="maxJwksBytes")
+    refresh_interval_seconds: int = Field(30, ge=0, alias="refreshIntervalSeconds")
+    resource_name: str | None = Field(None, alias="resourceName")
+
+
 class AuthKeys(BaseModel):
     model_config = _STRICT
 
     tokens: list[TokenKeys] = Field(default_factory=list)
+    oauth: OAuthKeys | None = None
 
 
 class ServeKeys(BaseModel):
@@ -72,6 +118,30 @@ class NamesKeys(BaseModel):
     dedupe: bool = False
 
 
+class RateLimitKeys(BaseModel):
+    model_config = _STRICT
+
+    calls: int = Field(ge=1)
+    per: int = Field(1, ge=1)
+    """Seconds."""
+
+
+class CallerRuleKeys(BaseModel):
+    """``policy.callers[i]``: rules for the calls of matching callers (by subject, scopes and claims)."""
+
+    model_config = _STRICT
+
+    subjects: list[str] | None = None
+    scopes: list[str] = Field(default_factory=list)
+    claims: dict[str, list[str] | str] = Field(default_factory=dict)
+    anonymous: bool = False
+    allow_tools: list[str] | None = Field(None, alias="allowTools")
+    deny_tools: list[str] | None = Field(None, alias="denyTools")
+    allow_servers: list[str] | None = Field(None, alias="allowServers")
+    deny_servers: list[str] | None = Field(None, alias="denyServers")
+    rate_limit: RateLimitKeys | None = Field(None, alias="rateLimit")
+
+
 class PolicyKeys(BaseModel):
     model_config = _STRICT
 
@@ -81,6 +151,7 @@ class PolicyKeys(BaseModel):
     deny_servers: list[str] | None = Field(None, alias="denyServers")
     deny_destructive: bool = Field(False, alias="denyDestructive")
     approval: Literal["off"] = "off"
+    callers: list[CallerRuleKeys] = Field(default_factory=list)
 
 
 class ProfileKeys(BaseModel):

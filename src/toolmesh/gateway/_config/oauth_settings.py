@@ -13,11 +13,11 @@ import ssl
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any
 from urllib.parse import urlsplit
 
 from toolmesh._context.identity import Identity
 from toolmesh._core.errors import ConfigurationError
+from toolmesh._policy.callers import holds
 
 from .hosts import is_loopback
 
@@ -63,17 +63,7 @@ class AccessRule:
 
     def admits(self, identity: Identity) -> bool:
         """Whether ``identity`` holds every scope and a wanted value of every claim."""
-        return identity.has_scopes(*self.scopes) and all(
-            _holds(identity.claims.get(name), wanted) for name, wanted in self.claims.items()
-        )
-
-
-def _holds(value: Any, wanted: tuple[str, ...]) -> bool:
-    if isinstance(value, str):
-        return value in wanted or any(part in wanted for part in value.split())
-    if isinstance(value, list | tuple):
-        return any(isinstance(item, str) and item in wanted for item in value)
-    return False
+        return holds(identity, self.scopes, self.claims)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
