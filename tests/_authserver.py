@@ -49,6 +49,8 @@ class Tls:
 
     certfile: str
     keyfile: str
+    cafile: str
+    """The CA's certificate (PEM), for a ``caFile`` key."""
     trust: ssl.SSLContext
     """An SSL context trusting the CA (for clients, and for the gateway's JWKS fetches)."""
 
@@ -57,12 +59,13 @@ def tls(folder: Path) -> Tls:
     """A fresh CA and a certificate for 127.0.0.1 and localhost, written under ``folder``."""
     ca = trustme.CA()
     cert = ca.issue_cert("127.0.0.1", "localhost")
-    certfile, keyfile = folder / "cert.pem", folder / "key.pem"
+    certfile, keyfile, cafile = folder / "cert.pem", folder / "key.pem", folder / "ca.pem"
     cert.private_key_pem.write_to_path(str(keyfile))
     cert.cert_chain_pems[0].write_to_path(str(certfile))
+    ca.cert_pem.write_to_path(str(cafile))
     trust = ssl.create_default_context()
     ca.configure_trust(trust)
-    return Tls(str(certfile), str(keyfile), trust)
+    return Tls(str(certfile), str(keyfile), str(cafile), trust)
 
 
 @dataclass

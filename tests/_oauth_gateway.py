@@ -14,7 +14,7 @@ from _gateway import serving
 from toolmesh import ToolContext, ToolRegistry, tool
 from toolmesh.gateway import AccessRule, HttpSettings, McpGateway, OAuthSettings
 
-__all__ = ["OAuthScene", "oauth_scene", "whoami_registry"]
+__all__ = ["OAuthScene", "free_port", "oauth_scene", "whoami_registry"]
 
 USERS = {"alice": {"mcp", "tools:admin", "tools:read"}, "bob": {"mcp", "tools:read"}}
 
@@ -54,7 +54,7 @@ class OAuthScene:
         return self.url + "/mcp"
 
 
-def _free_port() -> int:
+def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
@@ -67,7 +67,7 @@ async def oauth_scene(folder: Path, registry: ToolRegistry | None = None, **opti
     certs = tls(folder)
     server = AuthServer(users={name: set(scopes) for name, scopes in USERS.items()}, login="alice")
     async with running_auth_server(server, certs) as issuer:
-        port = _free_port()
+        port = free_port()
         settings = OAuthSettings(
             issuer=issuer,
             resource=f"http://127.0.0.1:{port}/mcp",
