@@ -45,7 +45,7 @@ async def test_toolmesh_serve_takes_access_tokens_and_applies_caller_rules(tmp_p
         config = {
             "native": ["tools.py:tools"],
             "policy": {"callers": [{"subjects": ["alice"], "rateLimit": {"calls": 1, "per": 3600}}]},
-            "serve": {"port": port, "auth": {"oauth": {**oauth, "scopes": ["mcp"], "caFile": "ca.pem"}}},  # tls() wrote it
+            "serve": {"port": port, "auth": {"oauth": {**oauth, "scopes": ["mcp"], "caFile": "ca.pem"}}},  # by tls()
         }
         (tmp_path / "toolmesh.json").write_text(json.dumps(config), encoding="utf-8")
         command = [sys.executable, "-m", "toolmesh", "serve", "--config", str(tmp_path / "toolmesh.json")]
