@@ -10,6 +10,7 @@ directly, for the hostile cases. TLS is ``trustme``'s: ``trust`` is the client s
 
 from __future__ import annotations
 
+import base64
 import secrets
 import ssl
 import time
@@ -85,6 +86,10 @@ class AuthServer:
     issued: list[dict[str, Any]] = field(default_factory=list)
     """The claims of every access token issued by the token endpoint."""
     jwks_fetches: int = 0
+    opaque: dict[str, dict[str, Any]] = field(default_factory=dict)
+    """Opaque access tokens -> their introspection answer (RFC 7662), for ``/introspect``."""
+    introspector: tuple[str, str] = ("gateway", "gateway-secret-0123456789")
+    """The client id and secret ``/introspect`` takes (HTTP Basic)."""
 
     def mint(self, claims: dict[str, Any] | None = None, *, key: RSAKey | None = None, **header: Any) -> str:
         """A JWT signed by ``key`` (the signing key) with default claims overridden by ``claims`` (None drops one)."""
@@ -162,9 +167,17 @@ class AuthServer:
             self.jwks_fetches += 1
             return JSONResponse({"keys": [key.as_dict(private=False) for key in self.keys]})
 
+        async def introspect(request: Request) -> Response:
+            expected = "Basic " + base64.b64encode(":".join(self.introspector).encode()).decode()
+            if request.headers.get("authorization") != expected:
+                return JSONResponse({"error": "invalid_client"}, status_code=401)
+            token = str((await request.form()).get("token", ""))
+            return JSONResponse(self.opaque.get(token, {"active": False}))
+
         options = ClientRegistrationOptions(enabled=True, valid_scopes=sorted(set().union(*self.users.values())))
         routes = create_auth_routes(self, AnyHttpUrl(self.issuer), client_registration_options=options)
-        return Starlette(routes=[*routes, Route("/jwks.json", jwks)])
+        extra = [Route("/jwks.json", jwks), Route("/introspect", introspect, methods=["POST"])]
+        return Starlette(routes=[*routes, *extra])
 
 
 class _Later:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import hashlib
 import hmac
 import json
@@ -23,7 +24,7 @@ from _gateway import serving
 from _oauth_gateway import oauth_scene, whoami_registry
 from _responses import serve_asgi
 from toolmesh import ConfigurationError
-from toolmesh.gateway import BearerToken, HttpSettings, McpGateway, OAuthSettings
+from toolmesh.gateway import BearerToken, HttpSettings, Introspection, McpGateway, OAuthSettings
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
@@ -181,3 +182,41 @@ async def test_a_gateway_whose_jwks_cannot_be_read_does_not_start(app: Any, said
         async with serve_asgi(served) as url:
             message = await start(url + "/jwks.json")
     assert said in message and "cannot check access tokens" in message
+
+
+async def test_opaque_tokens_are_checked_by_introspection(tmp_path: Path) -> None:
+    async with oauth_scene(tmp_path) as first:
+        client_id, secret = first.server.introspector
+        endpoint = Introspection(url=first.issuer + "/introspect", client_id=client_id, client_secret=secret)
+        settings = dataclasses.replace(first.settings, introspection=endpoint)
+        now = int(time.time())
+        active = {"active": True, "sub": "dora", "client_id": "c9", "scope": "mcp tools:admin", "exp": now + 300}
+        first.server.opaque = {
+            "opaque-good": {**active, "aud": first.resource},
+            "opaque-no-aud": active,
+            "opaque-elsewhere": {**active, "aud": "https://other.example.com/mcp"},
+            "opaque-expired": {**active, "exp": now - 3600},
+            "opaque-revoked": {"active": False},
+        }
+        async with (
+            serving(McpGateway(whoami_registry()), HttpSettings(port=0, oauth=settings)) as url,
+            httpx2.AsyncClient(timeout=60) as http,
+        ):
+            tokens = [*first.server.opaque, "opaque-unknown"]
+            statuses = {token: (await _post(http, url + "/mcp", token)).status_code for token in tokens}
+        endpoint_down = dataclasses.replace(endpoint, url="http://127.0.0.1:9/introspect")
+        down = dataclasses.replace(settings, introspection=endpoint_down)
+        async with (
+            serving(McpGateway(whoami_registry()), HttpSettings(port=0, oauth=down)) as url,
+            httpx2.AsyncClient(timeout=60) as http,
+        ):
+            unreachable = await _post(http, url + "/mcp", "opaque-good")
+    assert statuses == {
+        "opaque-good": 200,
+        "opaque-no-aud": 200,  # the authorization server vouched for it without naming an audience
+        "opaque-elsewhere": 401,
+        "opaque-expired": 401,
+        "opaque-revoked": 401,
+        "opaque-unknown": 401,
+    }
+    assert unreachable.status_code == 401 and "could not be checked" in unreachable.json()["error_description"]
