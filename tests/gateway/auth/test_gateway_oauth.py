@@ -83,7 +83,10 @@ async def test_metadata_and_challenges_point_clients_at_the_authorization_server
 
 
 async def test_keys_rotated_while_serving_are_fetched_once_for_the_new_kid(tmp_path: Path) -> None:
-    async with oauth_scene(tmp_path, refresh_interval=0.0) as scene, httpx2.AsyncClient(timeout=60) as http:
+    async with (
+        oauth_scene(tmp_path, refresh_interval=0.0, cache_seconds=0) as scene,
+        httpx2.AsyncClient(timeout=60) as http,
+    ):
         claims = {"aud": scene.resource, "scope": "mcp tools:admin"}
 
         async def status(token: str) -> int:
@@ -148,3 +151,23 @@ async def test_a_clients_token_never_reaches_an_upstream_server(tmp_path: Path) 
         assert len(scene.server.issued) == 1  # the client did authenticate with an access token
     assert answer.text == "3"  # type: ignore[union-attr]
     assert seen and not any("Bearer" in value for value in seen)  # the gateway called with its own (no) credentials
+
+
+@pytest.mark.parametrize("cache_seconds", [60, 0])
+async def test_a_valid_token_is_remembered_for_cache_seconds_at_most(tmp_path: Path, cache_seconds: int) -> None:
+    async with (
+        oauth_scene(tmp_path, refresh_interval=0.0, cache_seconds=cache_seconds) as scene,
+        httpx2.AsyncClient(timeout=60) as http,
+    ):
+        claims = {"aud": scene.resource, "scope": "mcp tools:admin"}
+
+        async def status(token: str) -> int:
+            headers = {**ACCEPT, "Authorization": f"Bearer {token}"}
+            return (await http.post(scene.url + "/mcp", json=INIT, headers=headers)).status_code
+
+        token = scene.server.mint(claims)
+        assert await status(token) == 200
+        scene.server.rotate(drop_old=True)
+        assert await status(scene.server.mint(claims)) == 200  # the new kid: the set is fetched again, k1 gone
+        again = await status(token)
+    assert again == (200 if cache_seconds else 401)  # remembered as valid, or checked again against the keys

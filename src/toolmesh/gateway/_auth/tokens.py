@@ -10,6 +10,8 @@ endpoint, when there is one, and must come back ``active`` for this resource.
 from __future__ import annotations
 
 import base64
+import hashlib
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -29,6 +31,8 @@ from .refusals import InvalidToken
 __all__ = ["TokenChecker"]
 
 _MAX_HEADER_DEPTH = 4
+_MAX_CACHED = 4096
+"""Valid tokens remembered at most (the oldest go first)."""
 _CLAIM_WORDS = {
     "iss": "was issued by another authorization server",
     "aud": "is not meant for this resource (its audience)",
@@ -45,6 +49,8 @@ class TokenChecker:
     def __init__(self, settings: OAuthSettings, *, clock: Callable[[], float] = time.time) -> None:
         self.settings = settings
         self._clock = clock
+        self._valid: dict[tuple[bytes, tuple[str, ...]], tuple[Identity, float]] = {}
+        """(SHA-256 of a valid token, audiences) -> its identity and until when it is remembered."""
         self.keys = (
             SigningKeys(
                 settings.jwks_uri,
@@ -60,11 +66,32 @@ class TokenChecker:
     async def identity(self, token: str, audiences: Sequence[str]) -> Identity:
         """The caller ``token`` stands for, when it is valid for one of ``audiences``.
 
+        A token found valid is remembered (by its SHA-256, never itself) until it expires, for at
+        most ``cache_seconds``: a client sends the same token with every request.
+
         Raises:
             InvalidToken: saying what is wrong with it (never echoing it).
         """
         if len(token) > self.settings.max_token_bytes or not token.isascii():
             raise InvalidToken("the token is malformed")
+        now = self._clock()
+        key = (hashlib.sha256(token.encode("ascii")).digest(), tuple(audiences))
+        known = self._valid.get(key)
+        if known is not None and known[1] > now:
+            return known[0]
+        identity, expires = await self._check(token, audiences)
+        if self.settings.cache_seconds > 0:
+            if len(self._valid) >= _MAX_CACHED:
+                self._drop_expired(now)
+            self._valid[key] = (identity, min(expires, now + self.settings.cache_seconds))
+        return identity
+
+    def _drop_expired(self, now: float) -> None:
+        self._valid = {key: entry for key, entry in self._valid.items() if entry[1] > now}
+        while len(self._valid) >= _MAX_CACHED:
+            del self._valid[next(iter(self._valid))]  # the oldest
+
+    async def _check(self, token: str, audiences: Sequence[str]) -> tuple[Identity, float]:
         header = _jws_header(token)
         if header is None:
             if self.settings.introspection is None:
@@ -85,7 +112,10 @@ class TokenChecker:
             raise InvalidToken("the token is malformed") from None
         return self._checked(claims, audiences, require_exp=True)
 
-    def _checked(self, claims: Mapping[str, Any], audiences: Sequence[str], *, require_exp: bool) -> Identity:
+    def _checked(
+        self, claims: Mapping[str, Any], audiences: Sequence[str], *, require_exp: bool
+    ) -> tuple[Identity, float]:
+        """The identity of checked claims, and until when it holds (its ``exp``; without one, no limit here)."""
         registry = JWTClaimsRegistry(
             now=int(self._clock()),
             leeway=int(self.settings.leeway),
@@ -103,7 +133,8 @@ class TokenChecker:
             raise InvalidToken(f"the token {_CLAIM_WORDS.get(exc.claim, 'has an invalid claim')}") from None
         except (JoseError, ValueError, TypeError):
             raise InvalidToken("the token has malformed claims") from None
-        return self._identity(claims)
+        exp = claims.get("exp")
+        return self._identity(claims), float(exp) if isinstance(exp, int | float) else math.inf
 
     def _identity(self, claims: Mapping[str, Any]) -> Identity:
         client = claims.get("client_id", claims.get("azp"))
@@ -118,7 +149,9 @@ class TokenChecker:
             subject=subject, client_id=client_id, scopes=frozenset(granted), claims=kept, issuer=self.settings.issuer
         )
 
-    async def _introspect(self, endpoint: Introspection, token: str, audiences: Sequence[str]) -> Identity:
+    async def _introspect(
+        self, endpoint: Introspection, token: str, audiences: Sequence[str]
+    ) -> tuple[Identity, float]:
         try:
             answer = await fetch_bounded(
                 lambda client: client.stream(

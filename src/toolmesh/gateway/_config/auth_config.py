@@ -87,6 +87,7 @@ def read_oauth(keys: OAuthKeys, folder: Path, origin: str, profiles: Iterable[st
             fetch_timeout=float(keys.fetch_timeout_seconds),
             max_jwks_bytes=keys.max_jwks_bytes,
             refresh_interval=float(keys.refresh_interval_seconds),
+            cache_seconds=float(keys.cache_seconds),
             resource_name=keys.resource_name,
         )
     except ConfigurationError as exc:

@@ -85,6 +85,7 @@ class OAuthKeys(BaseModel):
     fetch_timeout_seconds: int = Field(10, ge=1, le=120, alias="fetchTimeoutSeconds")
     max_jwks_bytes: int = Field(256 * 1024, ge=64, alias="maxJwksBytes")
     refresh_interval_seconds: int = Field(30, ge=0, alias="refreshIntervalSeconds")
+    cache_seconds: int = Field(60, ge=0, le=3600, alias="cacheSeconds")
     resource_name: str | None = Field(None, alias="resourceName")
 
 

@@ -114,6 +114,9 @@ class OAuthSettings:
     refresh_interval: float = 30.0
     """Least seconds between two fetches of the JWKS prompted by an unknown ``kid`` (keys rotate; forged kids
     do not make the gateway hammer the issuer)."""
+    cache_seconds: float = 60.0
+    """How long a token found valid is remembered (never past its ``exp``; 0: check every request). A key the
+    issuer stops publishing, or an introspected token revoked, is noticed within this time."""
     max_token_bytes: int = 16 * 1024
     """The longest access token read."""
     resource_name: str | None = None
@@ -142,7 +145,7 @@ class OAuthSettings:
         object.__setattr__(self, "profiles", MappingProxyType(dict(self.profiles)))
         if not 0 <= self.leeway <= 600:
             raise ConfigurationError(f"OAuthSettings.leeway must be 0..600 seconds, got {self.leeway!r}")
-        if self.fetch_timeout <= 0 or self.max_jwks_bytes < 64 or self.max_token_bytes < 64:
+        if self.cache_seconds < 0 or self.fetch_timeout <= 0 or self.max_jwks_bytes < 64 or self.max_token_bytes < 64:
             raise ConfigurationError(
                 "OAuthSettings: fetch_timeout, max_jwks_bytes and max_token_bytes must be positive"
             )
