@@ -32,6 +32,7 @@ from toolmesh.mcp._spec.server import McpServer
 
 from .http_settings import BearerToken, HttpSettings, is_loopback
 from .keys import DocumentKeys, PolicyKeys, ProfileKeys, ResponsesKeys, ServeKeys, validate
+from .observing import AuditSettings, MetricsSettings, audit_settings, metrics_settings
 from .profiles import DEFAULT_PROFILE, PROFILE_NAME, Profile
 from .tokens import TokenSource, read_tokens, refuse_literal_tokens
 
@@ -58,6 +59,11 @@ class ServeSettings:
     tokens: tuple[TokenSource, ...] = field(default=(), repr=False)
     """Bearer tokens read from their environment variables or files (secret: never shown);
     none when loaded for stdio."""
+    audit: AuditSettings | None = None
+    """``serve.audit``: one JSON line per call (None: no audit)."""
+    metrics: MetricsSettings | None = None
+    """``serve.metrics``: OpenTelemetry metrics of calls, maybe scraped by Prometheus (None: off, unless a
+    global meter provider is installed)."""
 
     def http_settings(self) -> HttpSettings:
         """The gateway's ``HttpSettings`` for these settings.
@@ -348,6 +354,8 @@ def _serve(
         allowed_hosts=tuple(keys.allowed_hosts),
         allowed_origins=tuple(keys.allowed_origins),
         tokens=tuple(tokens),
+        audit=audit_settings(keys.audit, folder, origin),
+        metrics=metrics_settings(keys.metrics),
     )
 
 
