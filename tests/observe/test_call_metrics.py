@@ -29,9 +29,7 @@ def points(reader: InMemoryMetricReader) -> dict[str, list[Any]]:
 
 def count(found: dict[str, list[Any]], name: str, **attributes: str) -> int:
     """The histogram count of ``name`` over the points whose attributes include ``attributes``."""
-    return sum(
-        p.count for p in found.get(name, []) if all(p.attributes.get(k) == v for k, v in attributes.items())
-    )
+    return sum(p.count for p in found.get(name, []) if all(p.attributes.get(k) == v for k, v in attributes.items()))
 
 
 async def test_calls_errors_durations_in_flight_and_session_health() -> None:
@@ -66,7 +64,9 @@ async def test_calls_errors_durations_in_flight_and_session_health() -> None:
     assert len(unknown) == 1 and "gen_ai.tool.name" not in unknown[0].attributes  # invented names add no series
     assert all(p.attributes["gen_ai.operation.name"] == "execute_tool" for p in found[duration])
     upstream = "mcp.client.operation.duration"
-    assert count(found, upstream, **{"mcp.method.name": "tools/call", "toolmesh.server": "demo"}) == 2  # the refused one was not sent
+    assert (
+        count(found, upstream, **{"mcp.method.name": "tools/call", "toolmesh.server": "demo"}) == 2
+    )  # the refused one was not sent
     assert count(found, upstream, **{"gen_ai.tool.name": "echo"}) == 1
     assert count(found, upstream, **{"gen_ai.tool.name": "fail", "error.type": "upstream_error"}) == 1
     assert {p.attributes["gen_ai.tool.name"]: p.value for p in found["toolmesh.tool.call.active"]} == {
