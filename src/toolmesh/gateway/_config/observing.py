@@ -119,6 +119,7 @@ def observing(
     found = Observing()
     handler: logging.Handler | None = None
     logger = logging.getLogger(AUDIT_LOGGER)
+    level, propagate = logger.level, logger.propagate
     try:
         if audit is not None:
             handler = _handler(audit.file)
@@ -136,6 +137,8 @@ def observing(
         if handler is not None:
             logger.removeHandler(handler)
             handler.close()
+            logger.setLevel(level)
+            logger.propagate = propagate
         if found.prometheus is not None:
             found.prometheus.shutdown()
 
