@@ -62,6 +62,6 @@ async def test_serve_writes_one_audit_line_per_call_and_serves_metrics(tmp_path:
     assert all(r["profile"] == "default" for r in records)
     assert SECRET not in "".join(lines)
     assert scraped.status_code == 200
-    assert 'toolmesh_tool_call_duration_seconds_count{' in scraped.text
+    assert "toolmesh_tool_call_duration_seconds_count{" in scraped.text
     assert 'error_type="invalid_arguments"' in scraped.text
-    assert 'toolmesh_mcp_server_up{' in scraped.text and SECRET not in scraped.text
+    assert "toolmesh_mcp_server_up{" in scraped.text and SECRET not in scraped.text
