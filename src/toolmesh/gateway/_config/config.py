@@ -75,7 +75,7 @@ class ServeSettings:
             host=self.host,
             port=self.port,
             path=self.path,
-            tokens=tuple(BearerToken(t.token, t.profiles) for t in self.tokens),
+            tokens=tuple(BearerToken(t.token, t.profiles, t.subject) for t in self.tokens),
             allowed_hosts=self.allowed_hosts,
             allowed_origins=self.allowed_origins,
             max_body_bytes=self.max_body_bytes,

@@ -18,10 +18,15 @@ class BearerToken:
     """The secret itself: never shown in a repr, a log or a span."""
     profiles: frozenset[str] | None = None
     """The profiles it opens (None: every profile)."""
+    name: str | None = None
+    """Who holds it: the subject of the caller's ``Identity`` on each call it makes (None: ``token <n>``,
+    its place in ``HttpSettings.tokens``). Never secret: it is logged and audited."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.token, str) or not self.token.strip():
             raise ConfigurationError("a BearerToken needs a non-empty token string")
+        if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
+            raise ConfigurationError("a BearerToken's name, when given, is a non-empty string")
         if self.profiles is not None and not isinstance(self.profiles, frozenset):
             object.__setattr__(self, "profiles", frozenset(self.profiles))
 

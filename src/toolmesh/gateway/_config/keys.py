@@ -40,6 +40,7 @@ class TokenKeys(BaseModel):
 
     model_config = _STRICT
 
+    name: str | None = Field(None, min_length=1, max_length=200)
     env: str | None = None
     file: str | None = None
     profiles: list[str] | None = None

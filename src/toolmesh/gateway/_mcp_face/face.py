@@ -56,6 +56,7 @@ from toolmesh._core.calls import ToolCall
 from toolmesh._dispatch.turn import run_tool_calls
 from toolmesh._hooks.stack import HookStack
 from toolmesh.gateway._shared.catalog_view import CatalogView
+from toolmesh.gateway._shared.http import identity_of
 from toolmesh.mcp._client.session import CLIENT_INFO
 
 from .passthrough import Upstream, page
@@ -370,7 +371,10 @@ class ProfileFace:
         meta = request.meta or {}
         progress = _progress_to(request.session) if meta.get("progress_token") is not None else None
         ctx: ToolContext[Any] = ToolContext(
-            call_id=call.id, progress=progress, on_log=_log_to(request, self._sessions.wants_log)
+            call_id=call.id,
+            progress=progress,
+            on_log=_log_to(request, self._sessions.wants_log),
+            identity=identity_of(request.request),
         )
         if request.session.can_send_request:
             ctx.elicitation = _elicitation_to(request)

@@ -24,19 +24,37 @@ import hmac
 import json
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
+from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.authentication import AuthCredentials
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolmesh._context.identity import Identity
 from toolmesh.gateway._config.http_settings import BearerToken, HttpSettings, is_loopback
 
-__all__ = ["BearerToken", "ClosesUnreadBody", "Guard", "HttpSettings", "Lifespan", "build_app", "is_loopback"]
+__all__ = [
+    "IDENTITY_KEY",
+    "BearerToken",
+    "ClosesUnreadBody",
+    "Guard",
+    "HttpSettings",
+    "Lifespan",
+    "build_app",
+    "identity_of",
+    "is_loopback",
+]
+
+IDENTITY_KEY = "toolmesh.identity"
+"""The ASGI scope key under which the guard leaves the caller's ``Identity``."""
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
@@ -106,7 +124,10 @@ class Guard:
         self._settings = settings
         self._managers = managers
         self._security = TransportSecurityMiddleware(security_settings(settings))
-        self._tokens = tuple((token.token.encode("utf-8"), token) for token in settings.tokens)
+        self._tokens = tuple(
+            (token.token.encode("utf-8"), token, Identity(subject=token.name or f"token {index}", method="token"))
+            for index, token in enumerate(settings.tokens)
+        )
 
     def _profile(self, path: str) -> str | None:
         base = self._settings.path.rstrip("/")
@@ -120,15 +141,15 @@ class Guard:
             return segment if segment and "/" not in segment else None
         return None
 
-    def _token(self, request: Request) -> BearerToken | None:
+    def _token(self, request: Request) -> tuple[BearerToken, Identity] | None:
         scheme, _, given = request.headers.get("authorization", "").partition(" ")
         if scheme.lower() != "bearer" or not given:
             return None
         given_bytes = given.strip().encode("utf-8")
         found = None
-        for secret, token in self._tokens:  # every token compared, so timing says nothing of which matched
+        for secret, token, identity in self._tokens:  # every token compared: timing says nothing of which matched
             if hmac.compare_digest(secret, given_bytes):
-                found = token
+                found = token, identity
         return found
 
     async def admit(self, scope: Scope, receive: Receive, send: Send, profile: str) -> bool:
@@ -140,14 +161,16 @@ class Guard:
             await refusal(scope, receive, send)
             return False
         if self._tokens:
-            token = self._token(request)
-            if token is None:
+            found = self._token(request)
+            if found is None:
                 challenge = {"WWW-Authenticate": 'Bearer realm="toolmesh"'}
                 await _json_error(401, "a valid bearer token is required", challenge)(scope, receive, send)
                 return False
+            token, identity = found
             if not token.opens(profile):
                 await _json_error(403, f"this token does not open profile {profile!r}")(scope, receive, send)
                 return False
+            authenticated(scope, identity)
         return True
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -160,6 +183,28 @@ class Guard:
             return
         if await self.admit(scope, receive, send, profile or "default"):
             await manager.handle_request(scope, receive, send)
+
+
+def authenticated(scope: Scope, identity: Identity) -> None:
+    """Leave ``identity`` on the request's scope: for the calls it makes (``identity_of``) and for the
+    SDK's session manager, which binds a session to the principal that opened it (``scope["user"]``)."""
+    scope[IDENTITY_KEY] = identity
+    principal = AccessToken(
+        token="",  # the SDK's principal never holds the token: it compares client, issuer and subject only
+        client_id=identity.client_id or identity.subject,
+        scopes=sorted(identity.scopes),
+        subject=identity.subject,
+        claims={"iss": identity.issuer} if identity.issuer is not None else None,
+    )
+    scope["user"] = AuthenticatedUser(principal)
+    scope["auth"] = AuthCredentials(sorted(identity.scopes))
+
+
+def identity_of(source: Any) -> Identity | None:
+    """The caller's identity the guard left on a request (a Starlette ``Request``, or its ASGI scope)."""
+    scope = source if isinstance(source, dict) else getattr(source, "scope", None)
+    found = scope.get(IDENTITY_KEY) if isinstance(scope, dict) else None
+    return found if isinstance(found, Identity) else None
 
 
 def build_app(
