@@ -1,7 +1,7 @@
 """``AuditLog``: one JSON line per call, to a ``logging`` logger (a file through its handler).
 
-A line says when the call ended, who made it (the identity's subject and client id,
-never a token), through which profile, which tool (model-visible and wire name) of
+A line says when the call ended, who made it (the identity's subject, client id and
+issuer, never a token), through which profile, which tool (model-visible and wire name) of
 which server, how it ended (disposition and error kind) and how long the tool ran, with
 a SHA-256 of the arguments; the arguments themselves only with ``include_arguments``.
 Errors' messages and results' texts are never written.
@@ -92,6 +92,7 @@ def audit_line(record: CallRecord, secrets: Secrets = NO_SECRETS, *, include_arg
         "profile": record.profile,
         "subject": record.subject,
         "client_id": record.client_id,
+        "issuer": record.issuer,
         "tool": record.tool,
         "wire_name": record.wire_name,
         "server": record.server,

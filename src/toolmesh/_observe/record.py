@@ -44,7 +44,9 @@ class CallRecord:
     subject: str | None
     """Who called: the identity's subject (None when the call carries no identity)."""
     client_id: str | None
-    """The OAuth client the caller used (None when unknown)."""
+    """The OAuth client the caller used (None when unknown, and for static tokens)."""
+    issuer: str | None
+    """Who vouched for the subject: the OAuth token's issuer (None for static tokens)."""
     disposition: str
     """``succeeded``, ``failed``, ``refused``, ``skipped``, or ``cancelled``."""
     error_kind: str | None
@@ -69,12 +71,12 @@ def row_facts(entry: Entry | None) -> tuple[str | None, str | None]:
     return None, None
 
 
-def identity_of(ctx: ToolContext[Any]) -> tuple[str | None, str | None]:
-    """The (subject, client id) of the call's identity; (None, None) without one."""
-    identity = getattr(ctx, "identity", None)
+def identity_of(ctx: ToolContext[Any]) -> tuple[str | None, str | None, str | None]:
+    """The (subject, client id, issuer) of the call's identity; all None without one."""
+    identity = ctx.identity
     if identity is None:
-        return None, None
-    return getattr(identity, "subject", None), getattr(identity, "client_id", None)
+        return None, None, None
+    return identity.subject, identity.client_id, identity.issuer
 
 
 def make_record(
@@ -89,7 +91,7 @@ def make_record(
 ) -> CallRecord:
     """The record of ``call``: from its ``result``, or of its cancellation when ``result`` is None."""
     wire_name, server = row_facts(entry)
-    subject, client_id = identity_of(ctx)
+    subject, client_id, issuer = identity_of(ctx)
     name = call.name if isinstance(call.name, str) else ""  # a model may send any JSON as a name
     error_kind: str | None
     if result is None:
@@ -109,6 +111,7 @@ def make_record(
         profile,
         subject,
         client_id,
+        issuer,
         disposition,
         error_kind,
         duration,

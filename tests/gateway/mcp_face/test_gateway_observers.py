@@ -105,7 +105,7 @@ async def test_audit_and_metrics_after_a_known_sequence_of_calls(audit_lines: tu
                     CallMetrics(meter_provider=prometheus.meter_provider, registry=registry),
                 ],
             )
-            settings = HttpSettings(port=0, tokens=(BearerToken(TOKEN),))
+            settings = HttpSettings(port=0, tokens=(BearerToken(TOKEN, name="alice"),))
             async with serving(gateway, settings) as base, scrape_endpoint(prometheus) as metrics_url:
                 with anyio.fail_after(60):
                     async with client(f"{base}/mcp", token=TOKEN) as session:
@@ -141,6 +141,7 @@ async def test_audit_and_metrics_after_a_known_sequence_of_calls(audit_lines: tu
     assert records[3]["arguments"] == '{"text":"*** ***"}'
     assert records[5]["kind"] == "unknown" and records[5]["server"] is None
     assert records[2]["duration_ms"] > 0 and records[4]["duration_ms"] == 0
+    assert {(r["subject"], r["client_id"], r["issuer"]) for r in records} == {("alice", None, None)}
     for line in lines.lines:
         assert SERVER_SECRET not in line and TOKEN not in line
 
