@@ -77,9 +77,12 @@ class AuditLog(CallObserver):
     def __repr__(self) -> str:
         return f"AuditLog({self.logger.name!r}, include_arguments={self.include_arguments!r})"
 
+    def observing(self) -> bool:
+        """Whether the logger is enabled for INFO (nothing is made while it is not)."""
+        return self.logger.isEnabledFor(logging.INFO)
+
     def record(self, record: CallRecord) -> None:
-        if self.logger.isEnabledFor(logging.INFO):
-            self.logger.info("%s", audit_line(record, self._secrets, include_arguments=self.include_arguments))
+        self.logger.info("%s", audit_line(record, self._secrets, include_arguments=self.include_arguments))
 
 
 def audit_line(record: CallRecord, secrets: Secrets = NO_SECRETS, *, include_arguments: bool = False) -> str:

@@ -148,6 +148,10 @@ class CallMetrics(CallObserver):
             ),
         )
 
+    def observing(self) -> bool:
+        """Whether a meter provider is there (given, or installed globally)."""
+        return self.instruments() is not None
+
     def started(self, entry: Entry, ctx: ToolContext[Any]) -> None:
         instruments = self.instruments()
         if instruments is not None:

@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import copy
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from time import perf_counter
 from typing import Any, Self
 
@@ -78,28 +78,24 @@ class CallObserver(Hook):
     def ended(self, entry: Entry, ctx: ToolContext[Any]) -> None:
         """A call ``started`` is no longer in flight (finished, failed or cancelled)."""
 
-    @asynccontextmanager
-    async def around_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> AsyncIterator[None]:
-        key = id(ctx)
-        start = perf_counter()
-        self._running[key] = (entry, start)
-        self.started(entry, ctx)
-        try:
-            yield
-        except BaseException as exc:
-            # no result will be made: the caller went away (cancelled), or a hook failed on exit (internal)
-            self._running.pop(key, None)
-            result = None
-            if not isinstance(exc, anyio.get_cancelled_exc_class()):
-                error = ToolExecutionError("a hook failed as the call ended", kind=ErrorKind.INTERNAL)
-                result = ToolResult.failure(call.id, entry.name, entry.kind, error)
-            self.record(make_record(time.time(), call, entry, ctx, self.profile, result, perf_counter() - start, True))
-            raise
-        finally:
-            self.ended(entry, ctx)
+    def observing(self) -> bool:
+        """Whether calls are recorded now (the logger is enabled, a meter provider is installed...).
+
+        Checked at each event: while it is False a call costs the hook calls and this check, nothing more.
+        """
+        return True
+
+    def around_tool_call(
+        self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]
+    ) -> AbstractAsyncContextManager[None]:
+        if not self.observing():
+            return _UNWATCHED
+        return _Running(self, call, entry, ctx)
 
     async def on_tool_result(self, call: ToolCall, result: ToolResult, ctx: ToolContext[Any]) -> Keep:
-        running = self._running.pop(id(ctx), None)
+        running = self._running.pop(id(ctx), None) if self._running else None
+        if not self.observing():
+            return KEEP
         if running is not None:
             entry: Entry | None = running[0]
         else:
@@ -108,3 +104,47 @@ class CallObserver(Hook):
             make_record(time.time(), call, entry, ctx, self.profile, result, result.duration, running is not None)
         )
         return KEEP
+
+
+class _Unwatched:
+    """The context of a call run while its observer records nothing."""
+
+    __slots__ = ()
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(self, *exc: object) -> None:
+        return None
+
+
+_UNWATCHED = _Unwatched()
+
+
+class _Running:
+    """One call in flight, as its observer sees it: started, then ended (and recorded when no result will come)."""
+
+    __slots__ = ("call", "ctx", "entry", "observer", "start")
+
+    def __init__(self, observer: CallObserver, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> None:
+        self.observer, self.call, self.entry, self.ctx = observer, call, entry, ctx
+        self.start = 0.0
+
+    async def __aenter__(self) -> None:
+        self.start = perf_counter()
+        self.observer._running[id(self.ctx)] = (self.entry, self.start)
+        self.observer.started(self.entry, self.ctx)
+
+    async def __aexit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: object) -> None:
+        observer, entry, call = self.observer, self.entry, self.call
+        observer.ended(entry, self.ctx)
+        if exc is None:
+            return
+        # no result will be made: the caller went away (cancelled), or a hook failed on exit (internal)
+        observer._running.pop(id(self.ctx), None)
+        result = None
+        if not isinstance(exc, anyio.get_cancelled_exc_class()):
+            error = ToolExecutionError("a hook failed as the call ended", kind=ErrorKind.INTERNAL)
+            result = ToolResult.failure(call.id, entry.name, entry.kind, error)
+        duration = perf_counter() - self.start
+        observer.record(make_record(time.time(), call, entry, self.ctx, observer.profile, result, duration, True))

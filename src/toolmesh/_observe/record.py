@@ -15,6 +15,7 @@ from toolmesh._context.context import ToolContext
 from toolmesh._core.calls import ToolCall
 from toolmesh._core.errors import ErrorKind
 from toolmesh._core.result import ToolResult
+from toolmesh._core.slots import slot_constructor
 from toolmesh._rows.rows import Entry, McpEntry
 
 __all__ = ["CANCELLED", "CallRecord", "row_facts"]
@@ -64,6 +65,9 @@ class CallRecord:
         return self.disposition == "succeeded"
 
 
+_new_record = slot_constructor(CallRecord)  # one per observed call: the fast constructor (_core.slots)
+
+
 def row_facts(entry: Entry | None) -> tuple[str | None, str | None]:
     """The (wire name, server label) of a row: both None for rows that are not an MCP server's."""
     if isinstance(entry, McpEntry):
@@ -101,7 +105,7 @@ def make_record(
         disposition = result.disposition.value
         error_kind = result.error.kind.value if result.error is not None else None
         kind = result.kind
-    return CallRecord(
+    return _new_record(
         now,
         call.id,
         name,
