@@ -14,7 +14,7 @@ import httpx2
 import pytest
 
 from _gateway import client, serving
-from _mcp import demo_stdio
+from _mcp import demo_stdio, wait_until
 from toolmesh import ErrorKind, ToolExecutionError, ToolRegistry
 from toolmesh.gateway import BearerToken, HttpSettings, McpGateway
 from toolmesh.gateway._mcp_face.lifecycle import serve
@@ -161,3 +161,37 @@ async def test_audit_and_metrics_after_a_known_sequence_of_calls(audit_lines: tu
     assert sample(text, "toolmesh_tool_call_duration_seconds_bucket", le="+Inf") == 7
     assert sample(text, "toolmesh_tool_call_active") == 0
     assert sample(text, "toolmesh_mcp_server_up", toolmesh_server="demo") == 1
+
+
+async def test_a_call_the_client_cancels_is_audited_as_cancelled(audit_lines: tuple[logging.Logger, Lines]) -> None:
+    logger, lines = audit_lines
+    started, cancelled = anyio.Event(), anyio.Event()
+    registry = ToolRegistry()
+
+    @registry.tool
+    async def hang() -> str:
+        """Runs until cancelled."""
+        started.set()
+        try:
+            await anyio.sleep_forever()
+        finally:
+            cancelled.set()
+        return "unreachable"
+
+    async with registry:
+        gateway = McpGateway(registry, observers=[AuditLog(logger)])
+        async with serving(gateway) as base, client(f"{base}/mcp") as session:
+            with anyio.fail_after(60):
+                async with anyio.create_task_group() as group:
+
+                    async def call() -> None:
+                        await session.call_tool("hang", {})
+
+                    group.start_soon(call)
+                    await started.wait()
+                    group.cancel_scope.cancel()  # the SDK client sends notifications/cancelled
+                await cancelled.wait()
+                await wait_until(lambda: bool(lines.lines), 30)  # written as the cancelled handler unwinds
+    (record,) = [json.loads(line) for line in lines.lines]
+    assert (record["tool"], record["disposition"], record["error_kind"]) == ("hang", "cancelled", "cancelled")
+    assert record["profile"] == "default" and record["duration_ms"] > 0
