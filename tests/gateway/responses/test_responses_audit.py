@@ -43,9 +43,9 @@ async def test_a_catalog_call_of_the_responses_endpoint_is_audited() -> None:
         gateway = McpGateway(registry, observers=[AuditLog(logger, include_arguments=True, secrets=[TOKEN])])
         endpoint = ResponsesEndpoint.for_gateway(gateway, ResponsesSettings(upstream=model + "/v1", offer_catalog=True))
         settings = HttpSettings(port=0, tokens=(BearerToken(TOKEN, name="svc"),))
-        async with serve_asgi(gateway.http_app(settings, responses=endpoint)) as base:
-            async with AsyncOpenAI(base_url=base + "/v1", api_key=TOKEN, max_retries=0) as client:
-                response = await client.responses.create(model="m", input="hi")
+        app = gateway.http_app(settings, responses=endpoint)
+        async with serve_asgi(app) as base, AsyncOpenAI(base_url=base + "/v1", api_key=TOKEN, max_retries=0) as client:
+            response = await client.responses.create(model="m", input="hi")
     logger.removeHandler(lines)
     assert response.output_text == "done"
     (record,) = [json.loads(line) for line in lines.lines]
