@@ -25,7 +25,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("toolmesh.mcp._client",),
     ("toolmesh._hooks", "toolmesh._search"),
     ("toolmesh._dispatch",),
-    ("toolmesh._policy", "toolmesh.providers"),
+    ("toolmesh._policy", "toolmesh._observe", "toolmesh.providers"),
     ("toolmesh.bridges",),
     ("toolmesh.gateway._config",),
     ("toolmesh.gateway._auth",),

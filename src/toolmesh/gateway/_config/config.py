@@ -34,6 +34,7 @@ from .auth_config import caller_hooks, pattern_rules, read_oauth
 from .http_settings import BearerToken, HttpSettings, is_loopback
 from .keys import DocumentKeys, PolicyKeys, ProfileKeys, ResponsesKeys, ServeKeys, validate
 from .oauth_settings import OAuthSettings
+from .observing import AuditSettings, MetricsSettings, audit_settings, metrics_settings
 from .profiles import DEFAULT_PROFILE, PROFILE_NAME, Profile
 from .tokens import TokenSource, read_tokens, refuse_literal_tokens
 
@@ -62,6 +63,11 @@ class ServeSettings:
     none when loaded for stdio."""
     oauth: OAuthSettings | None = None
     """OAuth 2.1 access tokens accepted (``serve.auth.oauth``); None when loaded for stdio."""
+    audit: AuditSettings | None = None
+    """``serve.audit``: one JSON line per call (None: no audit)."""
+    metrics: MetricsSettings | None = None
+    """``serve.metrics``: OpenTelemetry metrics of calls, maybe scraped by Prometheus (None: off, unless a
+    global meter provider is installed)."""
 
     def http_settings(self) -> HttpSettings:
         """The gateway's ``HttpSettings`` for these settings.
@@ -342,6 +348,8 @@ def _serve(
         allowed_origins=tuple(keys.allowed_origins),
         tokens=tuple(tokens),
         oauth=oauth,
+        audit=audit_settings(keys.audit, folder, origin),
+        metrics=metrics_settings(keys.metrics),
     )
 
 

@@ -19,15 +19,18 @@ from toolmesh._core.keys import KeyProblem, validate_keys
 
 __all__ = [
     "AccessRuleKeys",
+    "AuditKeys",
     "AuthKeys",
     "CallerRuleKeys",
     "DocumentKeys",
     "IntrospectionKeys",
+    "MetricsKeys",
     "NamesKeys",
     "OAuthKeys",
     "PolicyKeys",
     "ProfileKeys",
     "RateLimitKeys",
+    "PrometheusKeys",
     "ResponsesKeys",
     "ServeKeys",
     "TokenKeys",
@@ -96,6 +99,32 @@ class AuthKeys(BaseModel):
     oauth: OAuthKeys | None = None
 
 
+class AuditKeys(BaseModel):
+    """``serve.audit``: one JSON line per call, to a file (``"-"``: stderr)."""
+
+    model_config = _STRICT
+
+    file: str
+    arguments: bool = False
+
+
+class PrometheusKeys(BaseModel):
+    """``serve.metrics.prometheus``: the scrape endpoint's own listener."""
+
+    model_config = _STRICT
+
+    host: str = "127.0.0.1"
+    port: int = Field(9464, ge=0, le=65535)
+
+
+class MetricsKeys(BaseModel):
+    """``serve.metrics``: OpenTelemetry metrics of calls (to the global provider, or Prometheus)."""
+
+    model_config = _STRICT
+
+    prometheus: PrometheusKeys | None = None
+
+
 class ServeKeys(BaseModel):
     model_config = _STRICT
 
@@ -109,6 +138,8 @@ class ServeKeys(BaseModel):
     allowed_hosts: list[str] = Field(default_factory=list, alias="allowedHosts")
     allowed_origins: list[str] = Field(default_factory=list, alias="allowedOrigins")
     auth: AuthKeys | None = None
+    audit: AuditKeys | None = None
+    metrics: MetricsKeys | None = None
 
 
 class NamesKeys(BaseModel):

@@ -179,7 +179,8 @@ class ProfileFace:
         self.search = search
         """Served in search mode: ``search_tools`` and ``call_tool`` instead of the rows."""
         self.view = view
-        self._hooks = hooks
+        self.hooks = hooks
+        """The hooks its calls go through (the gateway's, after its observers bound to this profile)."""
         self._rounds = rounds
         self._sessions = _Sessions(self._release_all)
         self.bus = InMemorySubscriptionBus()
@@ -359,7 +360,7 @@ class ProfileFace:
         if parent is not None and not trace.get_current_span().get_span_context().is_valid:
             token = otel_context.attach(parent)  # the SDK's own span is off: continue the caller's trace here
         try:
-            turn = await run_tool_calls(snapshot, [call], ctx_factory=context, hooks=self._hooks, max_concurrency=1)
+            turn = await run_tool_calls(snapshot, [call], ctx_factory=context, hooks=self.hooks, max_concurrency=1)
         finally:
             if token is not None:
                 otel_context.detach(token)

@@ -22,6 +22,7 @@ from toolmesh._dispatch.changes import CatalogChange
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._hooks.actions import Hook
 from toolmesh._hooks.stack import HookStack
+from toolmesh._observe.observer import CallObserver
 from toolmesh._rows.rows import Entry
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, PROFILE_NAME
@@ -53,6 +54,7 @@ class McpGateway:
         *,
         profiles: Mapping[str, Callable[[Entry], bool]] | None = None,
         hooks: Sequence[Hook] = (),
+        observers: Sequence[CallObserver] = (),
         name: str = "toolmesh",
         instructions: str | None = None,
         search: Iterable[str] = (),
@@ -61,6 +63,8 @@ class McpGateway:
         registry: The catalog to serve (its owner opens and closes it).
         profiles: Named subsets, by row predicate; each is served at ``{path}/<name>``.
         hooks: Hooks every call goes through (policy included), in order.
+        observers: Observers of every call (``AuditLog``, ``CallMetrics``): each profile's calls
+            go through a copy bound to that profile (``for_profile``), ahead of ``hooks``.
         name: The server name clients are told.
         instructions: Instructions for the model, sent to clients.
         search: Profiles (``"default"`` included) served in search mode: two tools,
@@ -94,11 +98,12 @@ class McpGateway:
         rules, servers = row_rules(self._hooks), server_rules(self._hooks)
         upstream = Upstream(registry)
         self._rounds = InputRounds()
+        self._observers = tuple(observers)
         self._faces = {
             profile: ProfileFace(
                 profile,
                 CatalogView(registry, predicate, rules, servers),
-                self._hooks,
+                self._profile_hooks(profile),
                 upstream,
                 self._rounds,
                 name=name,
@@ -116,6 +121,13 @@ class McpGateway:
         self._unsubscribe = registry.on_change(self._changed)
         self._unsubscribe_updates = registry.on_resource_updated(self._resource_updated)
 
+    def _profile_hooks(self, profile: str) -> HookStack:
+        """The hooks of one profile's calls: its bound observers first, then the gateway's hooks."""
+        if not self._observers:
+            return self._hooks
+        bound = [observer.for_profile(profile, self.registry.get) for observer in self._observers]
+        return HookStack([*bound, self._hooks])
+
     def __repr__(self) -> str:
         return f"McpGateway(profiles={self.profiles!r}, registry={self.registry!r})"
 
@@ -130,9 +142,9 @@ class McpGateway:
         Raises:
             ConfigurationError: for an unknown profile.
         """
-        view = self._face(profile).view
+        face = self._face(profile)
         registry = self.registry
-        return ServedProfile(view.snapshot, self._hooks, registry.name_policy, registry.dispatch_settings)
+        return ServedProfile(face.view.snapshot, face.hooks, registry.name_policy, registry.dispatch_settings)
 
     def _face(self, profile: str) -> ProfileFace:
         face = self._faces.get(profile)

@@ -104,9 +104,13 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 async def serve(
-    app: Starlette, lifecycle: Lifecycle, host: str, port: int, on_ready: Callable[[str], None] | None
+    app: Starlette, lifecycle: Lifecycle | None, host: str, port: int, on_ready: Callable[[str], None] | None
 ) -> None:
-    """Serve ``app`` on ``host:port`` until cancelled; ``on_ready(base_url)`` once it listens and runs."""
+    """Serve ``app`` on ``host:port`` until cancelled; ``on_ready(base_url)`` once it listens and runs.
+
+    ``lifecycle`` (the gateway's running parts) runs meanwhile; None for an app that has
+    none (the Prometheus scrape endpoint on its own listener).
+    """
     sock = _listen(host, port)
     try:
         bound = sock.getsockname()[1]
@@ -120,13 +124,14 @@ async def serve(
             access_log=False,
         )
         server = _QuietServer(config)
-        async with lifecycle.run(), anyio.create_task_group() as group:
+        async with lifecycle.run() if lifecycle is not None else nullcontext(), anyio.create_task_group() as group:
 
             async def stop_when_cancelled() -> None:
                 try:
                     await anyio.sleep_forever()
                 finally:
-                    lifecycle.close()
+                    if lifecycle is not None:
+                        lifecycle.close()
                     server.should_exit = True
 
             group.start_soon(stop_when_cancelled)
