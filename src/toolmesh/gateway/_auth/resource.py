@@ -19,7 +19,7 @@ from starlette.responses import JSONResponse, Response
 
 from toolmesh._context.identity import Identity
 from toolmesh._core.errors import ConfigurationError
-from toolmesh.gateway._config.oauth_settings import OAuthSettings
+from toolmesh.gateway._config.oauth_settings import AccessRule, OAuthSettings
 
 from .fetch import FetchFailed
 from .refusals import InsufficientScope, Refusal
@@ -48,6 +48,8 @@ class ResourceServer:
                 f"OAuthSettings.resource ({settings.resource!r}) must end with the gateway's path {path!r}: "
                 "it is the public URL of the default profile"
             )
+        self._rules: dict[str, AccessRule] = {}
+        """Each profile's rule, made on first use (profiles are a handful, named by the app's routes)."""
         self._origin = f"{parts.scheme}://{parts.netloc}"
         self._prefix = resource_path[: len(resource_path) - len(path)] if path != "/" else resource_path
 
@@ -86,7 +88,9 @@ class ResourceServer:
             InsufficientScope: it is, but lacks what ``profile`` needs.
         """
         identity = await self.checker.identity(token, self.audiences(path))
-        rule = self.settings.rule(profile)
+        rule = self._rules.get(profile)
+        if rule is None:
+            rule = self._rules[profile] = self.settings.rule(profile)
         if not rule.admits(identity):
             missing = identity.missing(rule.scopes)
             needed = " ".join(rule.scopes) or None

@@ -178,7 +178,7 @@ class Guard:
         Raises:
             Refusal: no token, a wrong one, one in the query string, or one that does not open ``profile``.
         """
-        if "access_token" in request.query_params:
+        if b"access_token" in request.scope.get("query_string", b"") and "access_token" in request.query_params:
             raise InvalidRequest("send the access token in the Authorization header, never in the URL")
         scheme, _, given = request.headers.get("authorization", "").partition(" ")
         given = given.strip()
@@ -230,19 +230,28 @@ class _ProfileClosed(InsufficientScope):
     """A static token limited to other profiles: 403."""
 
 
+_PRINCIPALS: dict[Identity, tuple[AuthenticatedUser, AuthCredentials]] = {}
+"""The SDK's principal of each recent identity (made once: a client sends the same token with every request)."""
+_MAX_PRINCIPALS = 4096
+
+
 def authenticated(scope: Scope, identity: Identity) -> None:
     """Leave ``identity`` on the request's scope: for the calls it makes (``identity_of``) and for the
     SDK's session manager, which binds a session to the principal that opened it (``scope["user"]``)."""
     scope[IDENTITY_KEY] = identity
-    principal = AccessToken(
-        token="",  # the SDK's principal never holds the token: it compares client, issuer and subject only
-        client_id=identity.client_id or identity.subject,
-        scopes=sorted(identity.scopes),
-        subject=identity.subject,
-        claims={"iss": identity.issuer} if identity.issuer is not None else None,
-    )
-    scope["user"] = AuthenticatedUser(principal)
-    scope["auth"] = AuthCredentials(sorted(identity.scopes))
+    found = _PRINCIPALS.get(identity)
+    if found is None:
+        principal = AccessToken(
+            token="",  # the SDK's principal never holds the token: it compares client, issuer and subject only
+            client_id=identity.client_id or identity.subject,
+            scopes=sorted(identity.scopes),
+            subject=identity.subject,
+            claims={"iss": identity.issuer} if identity.issuer is not None else None,
+        )
+        if len(_PRINCIPALS) >= _MAX_PRINCIPALS:
+            _PRINCIPALS.clear()
+        found = _PRINCIPALS[identity] = (AuthenticatedUser(principal), AuthCredentials(sorted(identity.scopes)))
+    scope["user"], scope["auth"] = found
 
 
 def identity_of(source: Any) -> Identity | None:
