@@ -125,10 +125,12 @@ async def test_the_responses_endpoint_takes_the_same_access_tokens(tmp_path: Pat
         request = {"model": "m", "input": "who am I?"}
         async with serve_asgi(app) as base, httpx2.AsyncClient(timeout=60) as http:
             refused = await http.post(base + "/v1/responses", json=request)
+            metadata = (await http.get(base + "/.well-known/oauth-protected-resource/v1/responses")).json()
             answered = await http.post(
                 base + "/v1/responses", json=request, headers={"Authorization": f"Bearer {token}"}
             )
-    assert refused.status_code == 401 and "resource_metadata=" in refused.headers["www-authenticate"]
+    assert refused.status_code == 401 and "oauth-protected-resource/v1/responses" in refused.headers["www-authenticate"]
+    assert metadata["resource"].endswith("/v1/responses")
     calls = [item for item in answered.json()["output"] if item["type"] == "mcp_call"]
     assert [call["output"] for call in calls] == ["carol mcp tools:admin"]
 

@@ -291,6 +291,7 @@ def route(app: Starlette, endpoint: ResponsesEndpoint) -> Starlette:
     guard = app.router.default
     path = endpoint.settings.path
     if isinstance(guard, Guard):
+        guard.endpoints.add(path)
 
         async def routed(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] == "http" and scope["path"].rstrip("/") == path:

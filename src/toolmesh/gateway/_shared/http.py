@@ -129,6 +129,9 @@ class Guard:
         self._security = TransportSecurityMiddleware(security_settings(settings))
         self.resource = ResourceServer(settings.oauth, settings.path) if settings.oauth is not None else None
         """The OAuth 2.1 resource server, when the settings accept access tokens."""
+        self.endpoints: set[str] = set()
+        """Paths besides the profiles' that the guard admits requests to (``/v1/responses``): each has its
+        protected resource metadata too."""
         self._tokens = tuple(
             (token.token.encode("utf-8"), token, Identity(subject=token.name or f"token {index}", method="token"))
             for index, token in enumerate(settings.tokens)
@@ -205,7 +208,7 @@ class Guard:
         if self.resource is None or not (path == METADATA_PATH or path.startswith(METADATA_PATH + "/")):
             return None
         endpoint = path[len(METADATA_PATH) :]
-        if endpoint and self._profile(endpoint) is None:
+        if endpoint and self._profile(endpoint) is None and endpoint not in self.endpoints:
             return _json_error(404, "no protected resource there")
         return self.resource.metadata(endpoint)
 
