@@ -25,6 +25,8 @@ from _oauth_gateway import oauth_scene, whoami_registry
 from _responses import serve_asgi
 from toolmesh import ConfigurationError
 from toolmesh.gateway import BearerToken, HttpSettings, Introspection, McpGateway, OAuthSettings
+from toolmesh.gateway._auth.jwks import SigningKeys
+from toolmesh.gateway._auth.refusals import InvalidToken
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
@@ -220,3 +222,19 @@ async def test_opaque_tokens_are_checked_by_introspection(tmp_path: Path) -> Non
         "opaque-unknown": 401,
     }
     assert unreachable.status_code == 401 and "could not be checked" in unreachable.json()["error_description"]
+
+
+async def test_keys_already_fetched_keep_serving_when_the_jwks_goes_down() -> None:
+    key = RSAKey.generate_key(2048, parameters={"kid": "k1"})
+
+    async def jwks(request: Request) -> Response:
+        return Response(json.dumps({"keys": [key.as_dict(private=False)]}), media_type="application/json")
+
+    async with serve_asgi(Starlette(routes=[Route("/jwks.json", jwks)])) as url:
+        keys = SigningKeys(url + "/jwks.json", timeout=2, refresh_interval=0)
+        assert await keys.load() == 1
+    with anyio.fail_after(30):  # the issuer is gone: an unknown kid is refused at once, a known one still verifies
+        assert (await keys.key("k1")).kid == "k1"
+        with pytest.raises(InvalidToken):
+            await keys.key("k2")
+    assert keys.fetches == 2
