@@ -10,6 +10,7 @@ import os
 import ssl
 from collections.abc import Iterable
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from toolmesh._core.errors import ConfigurationError, ServerConfigError
 from toolmesh._hooks.actions import Hook
@@ -23,7 +24,7 @@ from .oauth_settings import SIGNING_ALGORITHMS, AccessRule, Introspection, OAuth
 __all__ = ["caller_hooks", "pattern_rules", "read_oauth"]
 
 
-def read_oauth(keys: OAuthKeys, folder: Path, origin: str, profiles: Iterable[str]) -> OAuthSettings:
+def read_oauth(keys: OAuthKeys, folder: Path, origin: str, profiles: Iterable[str], path: str) -> OAuthSettings:
     """The ``OAuthSettings`` that ``serve.auth.oauth`` describes.
 
     Raises:
@@ -31,6 +32,13 @@ def read_oauth(keys: OAuthKeys, folder: Path, origin: str, profiles: Iterable[st
             file, or a value ``OAuthSettings`` refuses.
     """
     key = "serve.auth.oauth"
+    if not urlsplit(keys.resource).path.rstrip("/").endswith(path.rstrip("/")):
+        raise ServerConfigError(
+            f"the gateway's public URL must end with its path {path!r}",
+            key=f"{key}.resource",
+            fix=f'Give the URL clients reach the default profile at, e.g. "https://tools.example.com{path}"',
+            origin=origin,
+        )
     known = set(profiles)
     for name in keys.profiles:
         if name not in known:
@@ -59,12 +67,12 @@ def read_oauth(keys: OAuthKeys, folder: Path, origin: str, profiles: Iterable[st
             raise ServerConfigError(str(exc), key=f"{key}.introspection.url", origin=origin) from None
     verify: ssl.SSLContext | bool = True
     if keys.ca_file is not None:
-        path = folder / os.path.expanduser(keys.ca_file)
+        ca_path = folder / os.path.expanduser(keys.ca_file)
         try:
-            verify = ssl.create_default_context(cafile=str(path))
+            verify = ssl.create_default_context(cafile=str(ca_path))
         except (OSError, ssl.SSLError) as exc:
             raise ServerConfigError(
-                f"cannot read the CA file {str(path)!r} ({type(exc).__name__})",
+                f"cannot read the CA file {str(ca_path)!r} ({type(exc).__name__})",
                 key=f"{key}.caFile",
                 fix="Give a PEM file of the CAs that sign the authorization server's certificate (relative path)",
                 origin=origin,

@@ -328,7 +328,7 @@ def _serve(
             _check_profile(name, known, f"serve.auth.tokens[{index}].profiles[{position}]", origin)
     tokens = read_tokens(token_keys, folder, origin) if transport == "http" else []
     oauth_keys = keys.auth.oauth if keys.auth else None
-    oauth = read_oauth(oauth_keys, folder, origin, known) if oauth_keys and transport == "http" else None
+    oauth = read_oauth(oauth_keys, folder, origin, known, keys.path) if oauth_keys and transport == "http" else None
     if transport == "http" and not tokens and oauth is None and not is_loopback(keys.host):
         raise ServerConfigError(
             f"serving on {keys.host!r} without tokens would let anyone who can reach it call every tool",
