@@ -48,6 +48,7 @@ class ResourceServer:
                 f"OAuthSettings.resource ({settings.resource!r}) must end with the gateway's path {path!r}: "
                 "it is the public URL of the default profile"
             )
+        self._audiences: dict[str, tuple[str, ...]] = {}
         self._rules: dict[str, AccessRule] = {}
         """Each profile's rule, made on first use (profiles are a handful, named by the app's routes)."""
         self._origin = f"{parts.scheme}://{parts.netloc}"
@@ -63,9 +64,14 @@ class ResourceServer:
 
     def audiences(self, path: str) -> tuple[str, ...]:
         """The audiences a token for the endpoint at ``path`` may name: the gateway's resource or the endpoint's URL."""
-        own = self.url(path)
-        resource = self.settings.resource.rstrip("/") or self.settings.resource
-        return (resource,) if own == resource else (resource, own)
+        found = self._audiences.get(path)
+        if found is None:
+            own = self.url(path)
+            resource = self.settings.resource.rstrip("/") or self.settings.resource
+            found = (resource,) if own == resource else (resource, own)
+            if len(self._audiences) < 1024:  # the paths routed to an endpoint: a handful
+                self._audiences[path] = found
+        return found
 
     async def prime(self) -> None:
         """Fetch the issuer's keys now, so that a gateway that could check no token does not start.

@@ -63,7 +63,7 @@ class TokenChecker:
             else None
         )
 
-    async def identity(self, token: str, audiences: Sequence[str]) -> Identity:
+    async def identity(self, token: str, audiences: tuple[str, ...]) -> Identity:
         """The caller ``token`` stands for, when it is valid for one of ``audiences``.
 
         A token found valid is remembered (by its SHA-256, never itself) until it expires, for at
@@ -75,7 +75,7 @@ class TokenChecker:
         if len(token) > self.settings.max_token_bytes or not token.isascii():
             raise InvalidToken("the token is malformed")
         now = self._clock()
-        key = (hashlib.sha256(token.encode("ascii")).digest(), tuple(audiences))
+        key = (hashlib.sha256(token.encode("ascii")).digest(), audiences)
         known = self._valid.get(key)
         if known is not None and known[1] > now:
             return known[0]
