@@ -10,6 +10,11 @@ Requests go through, in order:
    ``Origin`` that is neither loopback nor listed in ``allowed_origins`` is 403;
 3. bearer tokens, when any are configured: none or a wrong one is 401, a token limited
    to other profiles is 403 (tokens are compared in constant time and never logged);
+   with OAuth settings, a token that is not a static one is an access token checked by
+   ``gateway._auth`` (401 with a ``resource_metadata`` challenge, 403 ``insufficient_scope``,
+   400 for a token in the query string), and ``/.well-known/oauth-protected-resource...``
+   serves the protected resource metadata; the caller's ``Identity`` is left on the request
+   (``identity_of``) and, as the SDK's principal, binds the session it opens;
 4. the profile's ``StreamableHTTPSessionManager`` (the SDK's), which bounds the
    request body (413) and serves both protocol versions.
 
