@@ -90,9 +90,7 @@ class RateLimit(Hook):
         if not self._match(entry.name):
             return PROCEED
         now = self._clock()
-        key = entry.name
-        if self.per_caller:
-            key = f"{ctx.identity.key if ctx.identity is not None else ''}\x00{entry.name}"
+        key = self.bucket(entry, ctx)
         tokens, then = self._buckets.get(key, (float(self.calls), now))
         tokens = min(float(self.calls), tokens + (now - then) * self._rate)
         if tokens >= 1.0:
@@ -105,6 +103,12 @@ class RateLimit(Hook):
             f"Try again in {wait:.1f} seconds.",
             kind=ErrorKind.RATE_LIMITED,
         )
+
+    def bucket(self, entry: Entry, ctx: ToolContext[Any]) -> str:
+        """The bucket a call counts against: its row's, and with ``per_caller`` its caller's (``Identity.key``)."""
+        if not self.per_caller:
+            return entry.name
+        return f"{ctx.identity.key if ctx.identity is not None else ''}\x00{entry.name}"
 
     def __repr__(self) -> str:
         return f"RateLimit({self.calls}, per={self.per:g}{', per_caller=True' if self.per_caller else ''})"
