@@ -173,3 +173,14 @@ async def test_a_valid_token_is_remembered_for_cache_seconds_at_most(tmp_path: P
         assert await status(scene.server.mint(claims)) == 200  # the new kid: the set is fetched again, k1 gone
         again = await status(token)
     assert again == (200 if cache_seconds else 401)  # remembered as valid, or checked again against the keys
+
+
+async def test_a_client_whose_user_cannot_get_the_scope_fails_cleanly(tmp_path: Path) -> None:
+    async with oauth_scene(tmp_path) as scene:
+        scene.server.login = "bob"  # bob may never hold tools:admin, which the default profile needs
+        with anyio.fail_after(120), pytest.raises(Exception) as failed:
+            async with _client(scene, "/mcp") as client:
+                await client.list_tools()
+    assert all("tools:admin" not in claims["scope"] for claims in scene.server.issued)  # the AS never granted it
+    assert scene.server.issued  # bob did sign in: the gateway refused his token, the client gave up
+    assert "Bearer" not in repr(failed.value)  # no token in what the client was told
