@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,7 +61,9 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def oauth_scene(folder: Path, registry: ToolRegistry | None = None, **options: Any) -> AsyncIterator[OAuthScene]:
+async def oauth_scene(
+    folder: Path, registry: ToolRegistry | None = None, observers: Sequence[Any] = (), **options: Any
+) -> AsyncIterator[OAuthScene]:
     """An authorization server (alice may administer, bob only read) and a gateway taking its tokens:
     every request needs ``mcp``; the default profile ``tools:admin``, ``reader`` (``whoami`` only) ``tools:read``."""
     certs = tls(folder)
@@ -78,6 +80,8 @@ async def oauth_scene(folder: Path, registry: ToolRegistry | None = None, **opti
             verify=certs.trust,
             **options,
         )
-        gateway = McpGateway(registry or whoami_registry(), profiles={"reader": lambda row: row.name == "whoami"})
+        gateway = McpGateway(
+            registry or whoami_registry(), profiles={"reader": lambda row: row.name == "whoami"}, observers=observers
+        )
         async with serving(gateway, HttpSettings(port=port, oauth=settings)) as url:
             yield OAuthScene(server, certs, issuer, url, settings)

@@ -3,6 +3,8 @@ authorization server on loopback HTTPS: 401 -> metadata -> registration -> token
 
 from __future__ import annotations
 
+import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +12,7 @@ import anyio
 import httpx2
 import mcp
 import pytest
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
 
 from _authserver import oauth_client
@@ -17,6 +20,7 @@ from _oauth_gateway import OAuthScene, oauth_scene, whoami_registry
 from _responses import Reply, ScriptedUpstream, calc_server, serve_asgi
 from toolmesh import McpServer, ToolRegistry
 from toolmesh.gateway import HttpSettings, McpGateway, ResponsesEndpoint, ResponsesSettings
+from toolmesh.hooks import AuditLog, audit_file_handler
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
@@ -27,9 +31,10 @@ INIT = {
 }
 
 
-def _client(scene: OAuthScene, path: str) -> mcp.Client:
+def _client(scene: OAuthScene, path: str, provider: OAuthClientProvider | None = None) -> mcp.Client:
     url = scene.url + path
-    http = httpx2.AsyncClient(auth=oauth_client(url, scene.certs.trust), verify=scene.certs.trust, timeout=60)
+    auth = provider or oauth_client(url, scene.certs.trust)
+    http = httpx2.AsyncClient(auth=auth, verify=scene.certs.trust, timeout=60)
     return mcp.Client(streamable_http_client(url, http_client=http))
 
 
@@ -184,3 +189,28 @@ async def test_a_client_whose_user_cannot_get_the_scope_fails_cleanly(tmp_path: 
     assert all("tools:admin" not in claims["scope"] for claims in scene.server.issued)  # the AS never granted it
     assert scene.server.issued  # bob did sign in: the gateway refused his token, the client gave up
     assert "Bearer" not in repr(failed.value)  # no token in what the client was told
+
+
+async def test_the_audit_names_the_oauth_caller_and_never_holds_the_token(tmp_path: Path) -> None:
+    logger = logging.getLogger(f"toolmesh.audit.test-oauth-{id(tmp_path)}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = audit_file_handler(tmp_path / "audit.jsonl")
+    logger.addHandler(handler)
+    try:
+        async with oauth_scene(tmp_path, observers=[AuditLog(logger)]) as scene:
+            provider = oauth_client(scene.resource, scene.certs.trust)
+            async with _client(scene, "/mcp", provider) as client:
+                with anyio.fail_after(60):
+                    await client.call_tool("wipe", {"path": "/tmp/x"})
+            tokens = await provider.context.storage.get_tokens()
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    text = (tmp_path / "audit.jsonl").read_text(encoding="utf-8")
+    [record] = [json.loads(line) for line in text.splitlines()]
+    assert (record["subject"], record["tool"], record["disposition"]) == ("alice", "wipe", "succeeded")
+    assert record["client_id"] in scene.server.clients and record["issuer"] == scene.issuer
+    assert tokens is not None
+    token = tokens.access_token
+    assert token not in text and token.split(".")[2] not in text  # neither the token nor its signature
