@@ -70,16 +70,16 @@ async def oauth_scene(
     server = AuthServer(users={name: set(scopes) for name, scopes in USERS.items()}, login="alice")
     async with running_auth_server(server, certs) as issuer:
         port = free_port()
-        settings = OAuthSettings(
-            issuer=issuer,
-            resource=f"http://127.0.0.1:{port}/mcp",
-            jwks_uri=issuer + "/jwks.json",
-            scopes=("mcp",),
-            profiles={"default": AccessRule(scopes=("tools:admin",)), "reader": AccessRule(scopes=("tools:read",))},
-            claims=("client_id",),
-            verify=certs.trust,
-            **options,
-        )
+        fields: dict[str, Any] = {
+            "issuer": issuer,
+            "resource": f"http://127.0.0.1:{port}/mcp",
+            "jwks_uri": issuer + "/jwks.json",
+            "scopes": ("mcp",),
+            "profiles": {"default": AccessRule(scopes=("tools:admin",)), "reader": AccessRule(scopes=("tools:read",))},
+            "claims": ("client_id",),
+            "verify": certs.trust,
+        }
+        settings = OAuthSettings(**{**fields, **options})
         gateway = McpGateway(
             registry or whoami_registry(), profiles={"reader": lambda row: row.name == "whoami"}, observers=observers
         )

@@ -48,7 +48,6 @@ def test_the_oauth_section_becomes_the_http_settings(tmp_path: Path) -> None:
         ({**OAUTH, "resource": "https://tools.example.com/mcp?x=1"}, "no query or fragment"),
         ({**OAUTH, "algorithms": ["HS256"]}, "not accepted"),
         ({**OAUTH, "resource": "https://tools.example.com/api"}, "must end with its path '/mcp'"),
-        ({**OAUTH, "jwksUri": None}, "needs jwks_uri"),
         (
             {**OAUTH, "introspection": {"url": "https://as/i", "clientId": "gw", "clientSecretEnv": "NOPE_SECRET_X"}},
             "'NOPE_SECRET_X' is not set",

@@ -14,12 +14,15 @@ import mcp
 import pytest
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from _authserver import oauth_client
 from _oauth_gateway import OAuthScene, oauth_scene, whoami_registry
 from _responses import Reply, ScriptedUpstream, calc_server, serve_asgi
-from toolmesh import McpServer, ToolRegistry
-from toolmesh.gateway import HttpSettings, McpGateway, ResponsesEndpoint, ResponsesSettings
+from toolmesh import ConfigurationError, McpServer, ToolRegistry
+from toolmesh.gateway import HttpSettings, McpGateway, OAuthSettings, ResponsesEndpoint, ResponsesSettings
 from toolmesh.hooks import AuditLog, audit_file_handler
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -214,3 +217,23 @@ async def test_the_audit_names_the_oauth_caller_and_never_holds_the_token(tmp_pa
     assert tokens is not None
     token = tokens.access_token
     assert token not in text and token.split(".")[2] not in text  # neither the token nor its signature
+
+
+async def test_without_jwks_uri_the_keys_are_found_in_the_issuers_metadata(tmp_path: Path) -> None:
+    async with oauth_scene(tmp_path, jwks_uri=None) as scene, _client(scene, "/mcp") as client:
+        with anyio.fail_after(60):
+            answer = (await client.call_tool("whoami", {})).content[0]
+    assert answer.text == "alice mcp tools:admin"  # type: ignore[union-attr]
+    assert scene.server.jwks_fetches >= 1  # RFC 8414 metadata names no jwks_uri here; OpenID discovery does
+
+
+async def test_an_issuer_whose_metadata_names_no_keys_does_not_start_a_gateway() -> None:
+    async def elsewhere(request: Any) -> Any:
+        return JSONResponse({"issuer": "https://someone-else.example.com", "jwks_uri": "https://x.example.com/j"})
+
+    app = Starlette(routes=[Route("/.well-known/openid-configuration", elsewhere)])
+    async with serve_asgi(app) as issuer:
+        settings = OAuthSettings(issuer=issuer, resource="http://127.0.0.1:8765/mcp", fetch_timeout=5)
+        with anyio.fail_after(60), pytest.raises(ConfigurationError) as refused:
+            await McpGateway(whoami_registry()).serve_http(HttpSettings(port=0, oauth=settings))
+    assert "no jwks_uri found" in str(refused.value) and "another issuer's" in str(refused.value)

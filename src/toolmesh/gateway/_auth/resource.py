@@ -21,6 +21,7 @@ from toolmesh._context.identity import Identity
 from toolmesh._core.errors import ConfigurationError
 from toolmesh.gateway._config.oauth_settings import AccessRule, OAuthSettings
 
+from .discovery import discover_jwks
 from .fetch import FetchFailed
 from .refusals import InsufficientScope, Refusal
 
@@ -82,6 +83,8 @@ class ResourceServer:
         if self.checker.keys is None:
             return
         try:
+            if not self.checker.keys.url:
+                self.checker.keys.url = await discover_jwks(self.settings)
             await self.checker.keys.load()
         except FetchFailed as exc:
             raise ConfigurationError(f"the gateway cannot check access tokens: {exc}") from None
