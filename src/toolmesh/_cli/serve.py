@@ -139,7 +139,9 @@ def check(
     sources = Sources([], gateway_config.servers, skip_failures=True, server_stderr=server_stderr)
     stdio = {server.label for server in gateway_config.servers if server.transport == "stdio"}
 
-    async def work(log_path: str | None) -> tuple[list[_Outcome], dict[str, int], list[str], int, list[str]]:
+    async def work(
+        log_path: str | None,
+    ) -> tuple[list[_Outcome], dict[str, int], list[str], int, list[str], str | None]:
         outcomes = []
         started = time.perf_counter()
         registry = gateway_config.empty_registry()
@@ -158,14 +160,13 @@ def check(
             profiles = _profile_sizes(registry, gateway_config)
             unmatched = unmatched_patterns(gateway_config, (row.name for row in registry.entries()))
             total = len(registry.entries())
-            stdio_failed = any(o.error is not None and o.name in stdio for o in outcomes)
-            tail = stderr_tail(log_path) if stdio_failed else []
-        return outcomes, profiles, unmatched, total, tail
+            tail = stderr_tail(log_path, [o.name for o in outcomes if o.error is not None and o.name in stdio])
+        return outcomes, profiles, unmatched, total, tail, log_path
 
     done = run_guarded(sources, work, stop_signals=(signal.SIGINT, signal.SIGTERM), first=_STOPPING)
     if done is None:
         fail("interrupted", INTERRUPTED)
-    outcomes, profiles, unmatched, total, tail = done
+    outcomes, profiles, unmatched, total, tail, log_path = done
     for line in _check_lines(outcomes):
         console.print(line, soft_wrap=True)
     if profiles:
@@ -181,6 +182,7 @@ def check(
     failed = [o.name for o in outcomes if o.error is not None]
     if tail:
         note(tail_note(tail).lstrip("\n"))
+        note(f"server stderr: {log_path}")
     if strict and unmatched:
         fail(f"--strict: {_patterns_match(len(unmatched))} nothing (see above)")
     if failed:

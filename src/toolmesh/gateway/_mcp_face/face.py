@@ -51,6 +51,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from opentelemetry import context as otel_context
 from opentelemetry import trace
 
+from toolmesh._context.asking import no_callback
 from toolmesh._context.context import ElicitationRequest, LogMessage, SamplingRequest, ToolContext, new_call_id
 from toolmesh._core.calls import ToolCall
 from toolmesh._dispatch.turn import run_tool_calls
@@ -377,9 +378,17 @@ class ProfileFace:
             identity=identity_of(request.request),
         )
         if request.session.can_send_request:
-            ctx.elicitation = _elicitation_to(request)
-            ctx.sampling = _sampling_to(request)
+            declared = request.session.client_capabilities
+            ctx.elicitation = (
+                _elicitation_to(request) if declared is not None and declared.elicitation is not None else _refused
+            )
+            ctx.sampling = _sampling_to(request) if declared is not None and declared.sampling is not None else _refused
         return ctx
+
+
+async def _refused(asked: ElicitationRequest | SamplingRequest) -> Any:
+    """A question for a client that did not declare it can answer it: refused, naming the client."""
+    raise no_callback(asked, caller="the client connected to the gateway")
 
 
 def _progress_to(session: ServerSession) -> Callable[[float, float | None, str | None], Awaitable[None]]:
