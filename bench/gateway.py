@@ -21,6 +21,12 @@ own loopback port, also over Streamable HTTP:
                          round trips' cost, Redis state's added latency (target: at most x1.10) and the
                          2 workers' calls per second against one (target: at least x1.60). With 2 workers
                          the front CPU column counts the first worker only.
+  6. toolmesh serve,     row 2 with ``serve.auth.tokens``: every call sends a static bearer token.
+     static token
+  7. toolmesh serve,     row 2 with ``serve.auth.oauth`` (JWT access tokens of a loopback issuer, whose JWKS
+     JWT + audit         ``python -m http.server`` serves) and ``serve.audit`` to a file: every call sends an
+                         RS256 access token (see bench/_auth_rows.py). The last lines compare it with row 6
+                         (target: p50 at most x1.05).
 
 Every row is measured with the same client, the SDK's ``mcp.Client(url)`` (protocol 2026-07-28 by
 default; ``--mode legacy`` for 2025-11-25 sessions), calling ``echo {"text": "hello"}``: a tool that
@@ -59,6 +65,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from _auth_rows import AuthRows, client_for
 from _loopback import IN_FLIGHT, Call, Latencies, concurrent, free_port, port_open, sequential
 from _state_rows import NATIVE, NATIVE_REDIS, NATIVE_WORKERS, ROWS, native_command, redis_command, redis_missing
 from _state_rows import round_trips as redis_round_trips
@@ -90,6 +97,10 @@ class Tool:
 TARGET = 1.20
 DIRECT = "direct"
 GATEWAY = "toolmesh serve"
+GATEWAY_TOKEN = "toolmesh serve, static token"
+GATEWAY_JWT = "toolmesh serve, JWT + audit"
+AUTH_TARGET = 1.05
+"""The JWT row's p50 latency over the static-token row's must stay under this."""
 FASTMCP = "fastmcp proxy"
 FASTMCP_REUSE = "fastmcp proxy, reused session"
 _TICKS = os.sysconf("SC_CLK_TCK")
@@ -118,6 +129,8 @@ class Row:
     url: str
     front: Process | None
     upstream: Process
+    token: str | None = None
+    """The bearer token every call sends (None: none)."""
     failed: int = 0
     failed_turns: int = 0
     last_failure: str = ""
@@ -174,13 +187,13 @@ def tail(log: Path, chars: int = 3000) -> str:
     return text[-chars:]
 
 
-def gateway_config(upstream: str, port: int, folder: Path) -> Path:
-    """A toolmesh.json serving the fixture server alone, with its own names, over HTTP on `port`."""
+def gateway_config(upstream: str, port: int, folder: Path, serve: dict[str, Any] | None = None) -> Path:
+    """A toolmesh.json serving the fixture server alone, with its own names, over HTTP on `port` (and `serve` keys)."""
     config = {
         "mcpServers": {"demo": {"url": upstream, "prefix": False}},
-        "serve": {"transport": "http", "host": "127.0.0.1", "port": port},
+        "serve": {"transport": "http", "host": "127.0.0.1", "port": port, **(serve or {})},
     }
-    path = folder / "toolmesh.json"
+    path = folder / f"toolmesh-{port}.json"
     path.write_text(json.dumps(config, indent=2), encoding="utf-8")
     return path
 
@@ -194,9 +207,9 @@ def fastmcp_server_missing() -> str | None:
     return None
 
 
-def gateway_command(upstream: str, port: int, folder: Path) -> list[str]:
+def gateway_command(upstream: str, port: int, folder: Path, serve: dict[str, Any] | None = None) -> list[str]:
     """`toolmesh serve --config toolmesh.json`, the config fronting `upstream` on `port`."""
-    return [*toolmesh_command(), "serve", "--config", str(gateway_config(upstream, port, folder))]
+    return [*toolmesh_command(), "serve", "--config", str(gateway_config(upstream, port, folder, serve))]
 
 
 def toolmesh_command() -> list[str]:
@@ -243,9 +256,23 @@ async def rows(skip: set[str]) -> AsyncIterator[list[Row]]:
         found = [Row(DIRECT, upstream, None, fixture)]
         fronts: dict[str, list[str]] = {}
         ports: dict[str, int] = {}
+        tokens: dict[str, str] = {}
         if GATEWAY not in skip:
             ports[GATEWAY] = free_port(taken)
             fronts[GATEWAY] = gateway_command(upstream, ports[GATEWAY], folder)
+        if GATEWAY_TOKEN not in skip or GATEWAY_JWT not in skip:
+            auth = AuthRows(folder, free_port(taken))
+            await stack.enter_async_context(
+                child("the JWKS server", auth.jwks_server(), auth.jwks_port, folder / "jwks.log")
+            )
+            if GATEWAY_TOKEN not in skip:
+                ports[GATEWAY_TOKEN] = free_port(taken)
+                fronts[GATEWAY_TOKEN] = gateway_command(upstream, ports[GATEWAY_TOKEN], folder, auth.static_serve())
+                tokens[GATEWAY_TOKEN] = auth.static_token
+            if GATEWAY_JWT not in skip:
+                port = ports[GATEWAY_JWT] = free_port(taken)
+                fronts[GATEWAY_JWT] = gateway_command(upstream, port, folder, auth.jwt_serve(port))
+                tokens[GATEWAY_JWT] = auth.access_token(port)
         missing = fastmcp_server_missing()
         for name, strategy in ((FASTMCP, "fresh"), (FASTMCP_REUSE, "reuse")):
             if missing is not None:
@@ -270,7 +297,7 @@ async def rows(skip: set[str]) -> AsyncIterator[list[Row]]:
                     fronts[name] = native_command(toolmesh_command(), ports[name], folder, state, workers)
         for index, (name, argv) in enumerate(fronts.items()):
             process = await stack.enter_async_context(child(name, argv, ports[name], folder / f"front{index}.log"))
-            found.append(Row(name, f"http://127.0.0.1:{ports[name]}/mcp", process, fixture))
+            found.append(Row(name, f"http://127.0.0.1:{ports[name]}/mcp", process, fixture, tokens.get(name)))
         yield found
 
 
@@ -284,7 +311,7 @@ async def run(args: argparse.Namespace) -> None:
     async with rows(set(args.skip)) as found:
         figures = {(mode, row.name): Figures() for mode in modes for row in found}
         for row in found:  # warm-up: connections, caches, each server's code paths
-            async with Client(row.url, mode=args.mode) as client:
+            async with client_for(row.url, args.mode, row.token) as client:
                 await sequential(caller(client, row, tool), 20)
                 await concurrent(caller(client, row, tool), IN_FLIGHT * 2)
         for round_ in range(args.rounds):
@@ -308,7 +335,7 @@ async def run(args: argparse.Namespace) -> None:
 
 async def turn(row: Row, f: Figures, runner: Runner, calls: int, tool: Tool, mode: str) -> None:
     """One row's turn in one mode, on a client of its own: connect, open connections (untimed), measure."""
-    async with Client(row.url, mode=mode) as client:
+    async with client_for(row.url, mode, row.token) as client:
         call = caller(client, row, tool)
         await concurrent(call, IN_FLIGHT)  # untimed: open the connections this turn uses
         cpu = (time.process_time(), cpu_seconds(row.front), cpu_seconds(row.upstream))
@@ -368,6 +395,8 @@ def report(
             print(f"  {row.name}: {row.failed} calls and {row.failed_turns} turns failed; last: {row.last_failure}")
     if GATEWAY in {row.name for row in found}:
         verdicts(figures, modes, {row.name for row in found})
+    if {GATEWAY_TOKEN, GATEWAY_JWT} <= {row.name for row in found}:
+        auth_verdicts(figures, modes)
     load_after = os.getloadavg()
     print(
         f"load average (1, 5, 15 min): before {', '.join(f'{x:.2f}' for x in load_before)};"
@@ -413,6 +442,21 @@ def state_verdicts(figures: dict[tuple[str, str], Figures], modes: dict[str, Run
         print(line)
 
 
+def auth_verdicts(figures: dict[tuple[str, str], Figures], modes: dict[str, Runner]) -> None:
+    """Whether checking JWT access tokens and writing the audit cost at most AUTH_TARGET over a static token."""
+    for mode in modes:
+        static, jwt = figures[(mode, GATEWAY_TOKEN)], figures[(mode, GATEWAY_JWT)]
+        if not static.latencies or not jwt.latencies:
+            print(f"auth target, {mode}: not measured (no turn completed)")
+            continue
+        latency, throughput = jwt.p50_us / static.p50_us, static.throughput / jwt.throughput
+        verdict = "met" if latency <= AUTH_TARGET else "missed"
+        print(
+            f"auth target, {mode}: JWT + audit p50 x{latency:.3f}, throughput x{throughput:.3f} vs a static token"
+            f" (<= x{AUTH_TARGET:.2f}): {verdict}; mean {jwt.mean_us:.0f} vs {static.mean_us:.0f} µs"
+        )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=int(os.environ.get("TOOLMESH_BENCH_ROUNDS", 20)))
@@ -427,7 +471,7 @@ def main() -> None:
         "--skip",
         action="append",
         default=[],
-        choices=[GATEWAY, FASTMCP, FASTMCP_REUSE, *ROWS],
+        choices=[GATEWAY, GATEWAY_TOKEN, GATEWAY_JWT, FASTMCP, FASTMCP_REUSE, *ROWS],
         help="leave a row out",
     )
     args = parser.parse_args()

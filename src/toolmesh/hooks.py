@@ -18,6 +18,12 @@ event                      actions                                     terminal
 Hooks run in order; a rewrite feeds the next hook; the first terminal action ends
 the chain. A fourth, optional method, ``around_tool_call``, returns an async context
 manager held while the tool runs (``ConcurrencyLimit`` uses it to hold a slot).
+
+Observing calls: a ``CallObserver`` is a hook that turns every finished call (whatever
+its disposition, a cancelled one too) into a ``CallRecord``. ``AuditLog`` writes each as
+one JSON line to a logger; ``CallMetrics`` records OpenTelemetry metrics of them
+(``PrometheusMetrics`` is a meter provider a Prometheus server scrapes). Put observers
+first among the hooks.
 """
 
 from __future__ import annotations
@@ -42,9 +48,18 @@ from toolmesh._hooks.actions import (
     ToolResultAction,
 )
 from toolmesh._hooks.stack import CallDecision, HookStack, InvalidDecision, ResultDecision
+from toolmesh._observe.audit import AuditLog, audit_file_handler
+from toolmesh._observe.metrics import CallMetrics
+from toolmesh._observe.observer import CallObserver
+from toolmesh._observe.prometheus import PrometheusMetrics
+from toolmesh._observe.record import CallRecord
 
 __all__ = [
+    "AuditLog",
     "CallDecision",
+    "CallMetrics",
+    "CallObserver",
+    "CallRecord",
     "Defer",
     "Fail",
     "Hook",
@@ -55,6 +70,7 @@ __all__ = [
     "InvalidDecision",
     "InvalidToolCallAction",
     "Keep",
+    "PrometheusMetrics",
     "Proceed",
     "Refuse",
     "Repair",
@@ -65,4 +81,5 @@ __all__ = [
     "StopTurn",
     "ToolCallAction",
     "ToolResultAction",
+    "audit_file_handler",
 ]

@@ -11,6 +11,7 @@ every turn the object is passed to.
 from __future__ import annotations
 
 from toolmesh._policy.approval import ApprovalCallback, RequireApproval
+from toolmesh._policy.callers import ForCallers
 from toolmesh._policy.limits import ArgumentSizeLimit, ConcurrencyLimit, RateLimit
 from toolmesh._policy.pinning import DefinitionPinning, definition_digest
 from toolmesh._policy.rules import AllowServers, AllowTools, DenyAnnotated, DenyServers, DenyTools, DenyWhere
@@ -26,6 +27,7 @@ __all__ = [
     "DenyServers",
     "DenyTools",
     "DenyWhere",
+    "ForCallers",
     "RateLimit",
     "RequireApproval",
     "definition_digest",

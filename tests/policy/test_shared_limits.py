@@ -15,7 +15,7 @@ from _services import RedisServer, redis_server
 from toolmesh import ErrorKind, ToolRegistry, tool
 from toolmesh.gateway import McpGateway, RedisState
 from toolmesh.hooks import Hook
-from toolmesh.policy import ConcurrencyLimit, RateLimit
+from toolmesh.policy import ConcurrencyLimit, ForCallers, RateLimit
 
 
 def _text(result: CallToolResult) -> str:
@@ -147,3 +147,14 @@ async def test_while_redis_is_lost_only_what_needs_it_fails_and_the_gateway_reco
     assert listed == ["look", "wipe"] and _text(free) == "looked at a"
     assert limited.is_error and "cannot be checked just now" in _text(limited)
     assert not back.is_error
+
+
+async def test_a_per_caller_rate_limit_in_a_caller_rule_holds_across_two_gateways() -> None:
+    def rule() -> list[Hook]:  # policy.callers' rateLimit: a RateLimit inside a ForCallers
+        return [ForCallers(RateLimit(3, per=60, per_caller=True), anonymous=True)]
+
+    async with redis_server() as redis, _replicas(redis, [rule(), rule()]) as (a, b):
+        with anyio.fail_after(60):
+            results = [await (a if i % 2 else b).call_tool("look", {"path": str(i)}) for i in range(6)]
+    assert [r.is_error for r in results].count(False) == 3
+    assert all("rate limited to 3 calls per 60 seconds" in _text(r) for r in results if r.is_error)

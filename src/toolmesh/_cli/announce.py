@@ -9,19 +9,23 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 
+import anyio
 from rich.text import Text
 
 from toolmesh._core.errors import ConfigurationError
 from toolmesh._dispatch.registry import ToolRegistry
+from toolmesh._observe.prometheus import METRICS_PATH, PrometheusMetrics
 from toolmesh._rows.rows import McpEntry
 from toolmesh._state.errors import redact_url
 from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
 from toolmesh.gateway._config.http_settings import HttpSettings
+from toolmesh.gateway._config.observing import MetricsSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE
 from toolmesh.gateway._config.state_settings import is_shared
 from toolmesh.gateway._mcp_face.gateway import McpGateway
+from toolmesh.gateway._mcp_face.lifecycle import serve
 from toolmesh.gateway._responses.settings import ResponsesSettings
 
 from .app import console, note
@@ -139,9 +143,14 @@ def _announce(
         about = config.profiles[name].description if name in config.profiles else "every tool the policy allows"
         line = f"  {name.ljust(width)}  {urls[name].ljust(url_width)}  {size} tool{'s' * (size != 1)}"
         lines.append(line + (f" — {about}" if about else ""))
+    if settings.audit is not None:
+        where = settings.audit.file if settings.audit.file is not None else "stderr"
+        lines.append(f"audit: one JSON line per call to {where}" + " (with arguments)" * settings.audit.arguments)
     if settings.tokens:
         lines.append("auth: bearer tokens from " + ", ".join(token.source for token in settings.tokens))
-    else:
+    if settings.oauth is not None:
+        lines.append(f"auth: OAuth access tokens of {settings.oauth.issuer} for {settings.oauth.resource}")
+    if not settings.tokens and settings.oauth is None:
         lines.append("auth: none (loopback only)")
     if is_shared(settings.state):
         lines.append(f"shared state: {redact_url(settings.state or '')} (prefix {settings.state_prefix})")
@@ -149,3 +158,43 @@ def _announce(
     for line in lines:
         console.print(Text(line), soft_wrap=True, highlight=False)
     sys.stdout.flush()
+
+
+async def with_metrics(
+    serving: Awaitable[None], prometheus: PrometheusMetrics, settings: MetricsSettings, stdio: bool
+) -> None:
+    """Await ``serving`` with the Prometheus scrape endpoint served beside it (stopped when ``serving`` ends)."""
+    try:
+        async with anyio.create_task_group() as group:
+            group.start_soon(serve_metrics, prometheus, settings, stdio)
+            await serving
+            group.cancel_scope.cancel()
+    except ExceptionGroup as failed:
+        if len(failed.exceptions) == 1:  # one side failed: its own error, as serving alone would raise it
+            raise failed.exceptions[0] from None
+        raise
+
+
+async def serve_metrics(prometheus: PrometheusMetrics, settings: MetricsSettings, stdio: bool) -> None:
+    """Serve the Prometheus scrape endpoint on its own listener until cancelled, and say where.
+
+    Raises:
+        ConfigurationError: when its address cannot be bound.
+    """
+    host = settings.prometheus_host or "127.0.0.1"
+
+    def ready(base: str) -> None:
+        line = f"metrics: {base}{METRICS_PATH} (Prometheus; no authentication: keep it on a network only it reaches)"
+        if stdio:
+            note(line)
+        else:
+            console.print(Text(line), soft_wrap=True, highlight=False)
+            sys.stdout.flush()
+
+    try:
+        await serve(prometheus.app(), None, host, settings.prometheus_port, ready)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"cannot listen on {host}:{settings.prometheus_port} for metrics ({exc.strerror or exc}); "
+            "give another serve.metrics.prometheus.port (0: any free one)"
+        ) from None

@@ -31,6 +31,7 @@ from toolmesh._core.errors import ConfigurationError, ToolmeshError
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._rows.rows import McpEntry
 from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
+from toolmesh.gateway._config.observing import observing
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, Profile
 from toolmesh.gateway._config.state_settings import STATE_ENV
 from toolmesh.gateway._config.unmatched import unmatched_patterns
@@ -40,7 +41,7 @@ from toolmesh.gateway._shared.catalog_view import CatalogView, row_rules
 from toolmesh.mcp._spec.defaults import DEFAULT_MAX_CONFIG_BYTES
 from toolmesh.mcp._spec.server import McpServer
 
-from .announce import serve_catalog, upstream_lines
+from .announce import serve_catalog, upstream_lines, with_metrics
 from .app import (
     INTERRUPTED,
     MaxBytesOption,
@@ -376,20 +377,29 @@ def serve(
                     f"--strict: {_patterns_match(len(unmatched))} nothing (see above); "
                     "fix them, or serve without --strict"
                 )
-            gateway = McpGateway(
-                registry,
-                profiles={name: p.allows for name, p in gateway_config.profiles.items()},
-                hooks=gateway_config.hooks,
-                search=[name for name, p in gateway_config.profiles.items() if p.search],
-                state=shared,
-            )
-            sizes = _profile_sizes(registry, gateway_config)
-            with upstream_lines():
+            tokens = [token.token for token in settings.tokens]
+            with observing(settings.audit, settings.metrics, registry, tokens) as observed:
+                gateway = McpGateway(
+                    registry,
+                    profiles={name: p.allows for name, p in gateway_config.profiles.items()},
+                    hooks=gateway_config.hooks,
+                    observers=observed.observers,
+                    search=[name for name, p in gateway_config.profiles.items() if p.search],
+                    state=shared,
+                )
+                sizes = _profile_sizes(registry, gateway_config)
+                with upstream_lines():
 
-                async def serving(listening: Callable[[str], None] | None) -> None:
-                    await serve_catalog(gateway, http, settings, gateway_config, registry, sizes, responses, listening)
+                    async def serving(listening: Callable[[str], None] | None) -> None:
+                        catalog = serve_catalog(
+                            gateway, http, settings, gateway_config, registry, sizes, responses, listening
+                        )
+                        if observed.prometheus is None or settings.metrics is None:
+                            await catalog
+                        else:
+                            await with_metrics(catalog, observed.prometheus, settings.metrics, stdio)
 
-                await serve_with_workers(serving, helpers, worker=worker)
+                    await serve_with_workers(serving, helpers, worker=worker)
         return True
 
     run_guarded(sources, work, stop_signals=(signal.SIGINT, signal.SIGTERM), first=_STOPPING)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Generic, TypeVar
 
 from .asking import elicit, log, sample
+from .identity import Identity
 from .requests import (
     ElicitationCallback,
     ElicitationRequest,
@@ -32,6 +33,7 @@ __all__ = [
     "ElicitationCallback",
     "ElicitationRequest",
     "FromContext",
+    "Identity",
     "LogCallback",
     "LogMessage",
     "PartialCallback",
@@ -84,6 +86,10 @@ class ToolContext(Generic[DepsT]):
     retry: int = 0
     """How many earlier calls of this tool failed and were sent back to the model to retry, as the
     host's agent framework counts them (pydantic-ai's ``RunContext.retry``); 0 when nobody counts."""
+    identity: Identity | None = None
+    """Who made the call, as the gateway authenticated them (a static token's name, an OAuth token's
+    subject, client, scopes and chosen claims; never the token). None in library use and behind a
+    gateway that authenticates nobody. Hooks and policy read it to decide per caller."""
 
     async def report_progress(self, progress: float, total: float | None = None, message: str | None = None) -> None:
         """Tell the host how far the call got; a no-op when nobody listens."""
@@ -160,6 +166,7 @@ class ToolContext(Generic[DepsT]):
             self.on_log,
             self.as_task,
             self.retry,
+            self.identity,
         )
 
     @staticmethod
@@ -168,7 +175,7 @@ class ToolContext(Generic[DepsT]):
         if ctx is not None:
             return ctx.fork(tool_name)
         # positional: the dataclass __init__ with keywords and default factories costs twice as much
-        return ToolContext(new_call_id(), None, {}, None, None, None, None, None, tool_name, None, False, 0)
+        return ToolContext(new_call_id(), None, {}, None, None, None, None, None, tool_name, None, False, 0, None)
 
     def __repr__(self) -> str:
         return (

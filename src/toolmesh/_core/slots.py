@@ -32,7 +32,9 @@ code it replaces; ``bench/native_dispatch.py`` measures them.
   probes ``os.environ`` on every call while no provider is installed (a raised and
   caught ``KeyError``, about 1 µs, the largest single cost of an untraced dispatch).
   The global provider can be set only once, so reading the API's module slot gives
-  the same answer.
+  the same answer. The meter slot (``global_meter_provider``) is the same measure for
+  metrics: a call observed by ``CallMetrics`` with no meter provider installed costs
+  one slot read.
 
 Where the code itself is the measure, it stays where it runs: ``Catalog.dispatch``
 runs a plain async native tool (``NativeEntry.plain_tool``: no context, no timeout of
@@ -56,12 +58,14 @@ import types
 from collections.abc import Callable
 from typing import Any, Protocol, TypeVar
 
-from opentelemetry import trace
-from opentelemetry.environment_variables import OTEL_PYTHON_TRACER_PROVIDER
+from opentelemetry import metrics, trace
+from opentelemetry.environment_variables import OTEL_PYTHON_METER_PROVIDER, OTEL_PYTHON_TRACER_PROVIDER
+from opentelemetry.metrics import _internal as _metrics_internal
 
 __all__ = [
     "DERIVED",
     "derive_on_first_read",
+    "global_meter_provider",
     "global_tracer_provider",
     "one_block_constructor",
     "slot_constructor",
@@ -197,4 +201,27 @@ def global_tracer_provider() -> trace.TracerProvider | None:
     provider: trace.TracerProvider | None = trace._TRACER_PROVIDER
     if provider is None and _PROVIDER_FROM_ENV:
         provider = trace.get_tracer_provider()
+    return provider
+
+
+_METER_SLOT = hasattr(_metrics_internal, "_METER_PROVIDER")
+_METER_FROM_ENV = OTEL_PYTHON_METER_PROVIDER in os.environ
+
+
+def global_meter_provider() -> metrics.MeterProvider | None:
+    """The installed global meter provider, or None while there is none.
+
+    Same answer as ``metrics.get_meter_provider()`` (None for its proxy) without its
+    per-call ``os.environ`` probe, as ``global_tracer_provider``.
+    """
+    if not _METER_SLOT:  # an opentelemetry-api without the slot: the public, slower way
+        found = metrics.get_meter_provider()
+        return (
+            None
+            if isinstance(found, metrics.NoOpMeterProvider) or type(found).__name__ == "_ProxyMeterProvider"
+            else found
+        )
+    provider: metrics.MeterProvider | None = _metrics_internal._METER_PROVIDER
+    if provider is None and _METER_FROM_ENV:
+        provider = metrics.get_meter_provider()
     return provider

@@ -7,7 +7,7 @@ raises, or answers with an action its event does not accept, is a ``HookError``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Iterator, Mapping
-from contextlib import AsyncExitStack, asynccontextmanager
+from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
@@ -242,14 +242,22 @@ class HookStack:
                 return InvalidDecision(action, hook)
         return InvalidDecision(FAIL)
 
-    @asynccontextmanager
-    async def around_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> AsyncIterator[None]:
+    def around_tool_call(
+        self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]
+    ) -> AbstractAsyncContextManager[None]:
         """Hold every hook's ``around_tool_call`` context (in order) while the tool runs.
 
         Raises:
             ToolExecutionError: a hook's own reason not to run the call (the call fails with it).
             HookError: when a hook's context could not be entered otherwise.
         """
+        if len(self._around) == 1:  # the common case (a limit, or an observer): no exit stack, no generator
+            hook, method = self._around[0]
+            return _OneAround(hook, method, call, entry, ctx)
+        return self._around_all(call, entry, ctx)
+
+    @asynccontextmanager
+    async def _around_all(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> AsyncIterator[None]:
         async with AsyncExitStack() as stack:
             for hook, method in self._around:
                 try:
@@ -259,5 +267,37 @@ class HookStack:
                 except ToolExecutionError:
                     raise  # the hook's own verdict on this call (a slot that cannot be had just now)
                 except Exception as exc:
-                    raise HookError(hook, "around_tool_call", f"raised {type(exc).__name__}: {exc}") from exc
+                    raise _around_error(hook, exc) from exc
             yield
+
+
+def _around_error(hook: Hook, exc: Exception) -> HookError:
+    return HookError(hook, "around_tool_call", f"raised {type(exc).__name__}: {exc}")
+
+
+class _OneAround:
+    """The one ``around_tool_call`` context of a stack that has one, entered as the exit stack would enter it."""
+
+    __slots__ = ("_args", "_hook", "_manager", "_method")
+
+    def __init__(self, hook: Hook, method: Callable[..., Any], *args: Any) -> None:
+        self._hook, self._method, self._args = hook, method, args
+        self._manager: Any = None
+
+    async def __aenter__(self) -> None:
+        try:
+            manager = self._method(*self._args)
+            if manager is not None:
+                await manager.__aenter__()
+        except ToolExecutionError:
+            raise  # the hook's own verdict on this call, as in the exit-stack path
+        except Exception as exc:
+            raise _around_error(self._hook, exc) from exc
+        self._manager = manager
+
+    async def __aexit__(self, *exc: Any) -> bool | None:
+        manager = self._manager
+        if manager is None:
+            return None
+        suppress: bool | None = await manager.__aexit__(*exc)
+        return suppress

@@ -83,10 +83,12 @@ class RateLimit(Hook):
     """At most ``calls`` calls of each matching row per ``per`` seconds (a token bucket per row).
 
     A call over the limit is refused with kind ``rate_limited`` (retryable) and the
-    model is told how long to wait. Bursts of up to ``calls`` are allowed.
+    model is told how long to wait. Bursts of up to ``calls`` are allowed. With
+    ``per_caller=True`` each caller (``ToolContext.identity.key``; calls without an
+    identity share one bucket) has its own buckets.
     """
 
-    __slots__ = ("_buckets", "_clock", "_match", "_rate", "_state", "calls", "per", "tools")
+    __slots__ = ("_buckets", "_clock", "_match", "_rate", "_state", "calls", "per", "per_caller", "tools")
 
     def __init__(
         self,
@@ -96,6 +98,7 @@ class RateLimit(Hook):
         tools: Iterable[str] = ("*",),
         clock: Callable[[], float] = time.monotonic,
         state: StateBackend | None = None,
+        per_caller: bool = False,
     ) -> None:
         if calls < 1 or per <= 0:
             raise ConfigurationError(
@@ -108,6 +111,8 @@ class RateLimit(Hook):
         self._rate = calls / per
         self.tools = (tools,) if isinstance(tools, str) else tuple(tools)
         """The patterns of the rows it limits."""
+        self.per_caller = per_caller
+        """Whether each caller (identity) has its own buckets."""
         self._match = matcher(self.tools, "RateLimit(tools=...)")
         self._clock = clock
         self._buckets: dict[str, tuple[float, float]] = {}
@@ -121,20 +126,21 @@ class RateLimit(Hook):
     async def on_tool_call(self, call: ToolCall, entry: Entry, ctx: ToolContext[Any]) -> ToolCallAction:
         if not self._match(entry.name):
             return PROCEED
+        key = self.bucket(entry, ctx)
         if self._state is not None:
-            return await self._shared(self._state, entry.name)
+            return await self._shared(self._state, key, entry.name)
         now = self._clock()
-        tokens, then = self._buckets.get(entry.name, (float(self.calls), now))
+        tokens, then = self._buckets.get(key, (float(self.calls), now))
         tokens = min(float(self.calls), tokens + (now - then) * self._rate)
         if tokens >= 1.0:
-            self._buckets[entry.name] = (tokens - 1.0, now)
+            self._buckets[key] = (tokens - 1.0, now)
             return PROCEED
-        self._buckets[entry.name] = (tokens, now)
+        self._buckets[key] = (tokens, now)
         return self._limited(entry.name, (1.0 - tokens) / self._rate)
 
-    async def _shared(self, state: StateBackend, name: str) -> ToolCallAction:
+    async def _shared(self, state: StateBackend, key: str, name: str) -> ToolCallAction:
         try:
-            wait = await state.take_token(f"rate:{self.calls}/{self.per:g}:{name}", capacity=self.calls, per=self.per)
+            wait = await state.take_token(f"rate:{self.calls}/{self.per:g}:{key}", capacity=self.calls, per=self.per)
         except StateUnavailableError as exc:
             logger.warning("RateLimit: %s; refusing calls of %r until it is back", exc, name)
             return Refuse(
@@ -150,8 +156,14 @@ class RateLimit(Hook):
             kind=ErrorKind.RATE_LIMITED,
         )
 
+    def bucket(self, entry: Entry, ctx: ToolContext[Any]) -> str:
+        """The bucket a call counts against: its row's, and with ``per_caller`` its caller's (``Identity.key``)."""
+        if not self.per_caller:
+            return entry.name
+        return f"{ctx.identity.key if ctx.identity is not None else ''}\x00{entry.name}"
+
     def __repr__(self) -> str:
-        return f"RateLimit({self.calls}, per={self.per:g})"
+        return f"RateLimit({self.calls}, per={self.per:g}{', per_caller=True' if self.per_caller else ''})"
 
 
 class ArgumentSizeLimit(Hook):

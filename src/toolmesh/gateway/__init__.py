@@ -1,7 +1,8 @@
 """The serving side: a registry served as one MCP endpoint per profile, over stdio or Streamable HTTP.
 
 ``McpGateway(registry, profiles=..., hooks=...)`` is the MCP face; ``HttpSettings`` and
-``BearerToken`` say how it is served over HTTP (``serve_http``, ``http_app``).
+``BearerToken`` say how it is served over HTTP (``serve_http``, ``http_app``); ``OAuthSettings``
+(``AccessRule``, ``Introspection``) make it an OAuth 2.1 resource server taking access tokens.
 ``GatewayConfig.load("toolmesh.json")`` reads what ``toolmesh serve`` serves: the
 upstream MCP servers, native tools, names, policy, profiles and serve settings.
 ``ResponsesEndpoint`` (``ResponsesSettings``) serves ``POST /v1/responses`` beside ``/mcp``:
@@ -23,6 +24,7 @@ from toolmesh._state.opening import open_state
 from toolmesh._state.redis_state import RedisState
 from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
 from toolmesh.gateway._config.http_settings import BearerToken, HttpSettings
+from toolmesh.gateway._config.oauth_settings import AccessRule, Introspection, OAuthSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, Profile
 from toolmesh.gateway._config.tokens import TokenSource
 from toolmesh.gateway._mcp_face.gateway import McpGateway
@@ -31,11 +33,14 @@ from toolmesh.gateway._responses.settings import ResponsesSettings
 __all__ = [
     "DEFAULT_PROFILE",
     "RESYNC",
+    "AccessRule",
     "BearerToken",
     "GatewayConfig",
     "HttpSettings",
+    "Introspection",
     "McpGateway",
     "MemoryState",
+    "OAuthSettings",
     "Profile",
     "RedisState",
     "ResponsesEndpoint",

@@ -26,7 +26,7 @@ from toolmesh._dispatch.native_loading import add_native, is_file_spec, split_sp
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._hooks.actions import Hook
 from toolmesh._policy.limits import ConcurrencyLimit, RateLimit
-from toolmesh._policy.rules import AllowServers, AllowTools, DenyAnnotated, DenyServers, DenyTools
+from toolmesh._policy.rules import DenyAnnotated
 from toolmesh._state.backend import StateBackend
 from toolmesh._state.errors import StateConfigError
 from toolmesh._state.opening import state_backend
@@ -34,8 +34,11 @@ from toolmesh.mcp._spec.defaults import DEFAULT_MAX_CONFIG_BYTES
 from toolmesh.mcp._spec.files import read_json, servers_of
 from toolmesh.mcp._spec.server import McpServer
 
+from .auth_config import caller_hooks, pattern_rules, read_oauth
 from .http_settings import BearerToken, HttpSettings, is_loopback
 from .keys import DocumentKeys, PolicyKeys, ProfileKeys, ResponsesKeys, ServeKeys, validate
+from .oauth_settings import OAuthSettings
+from .observing import AuditSettings, MetricsSettings, audit_settings, metrics_settings
 from .profiles import DEFAULT_PROFILE, PROFILE_NAME, Profile
 from .state_settings import check_state, state_problem
 from .tokens import TokenSource, read_tokens, refuse_literal_tokens
@@ -90,6 +93,14 @@ class ServeSettings:
         """The state backend these settings name (not yet connected: ``await backend.ping()`` checks it)."""
         return state_backend(self.state, prefix=self.state_prefix)
 
+    oauth: OAuthSettings | None = None
+    """OAuth 2.1 access tokens accepted (``serve.auth.oauth``); None when loaded for stdio."""
+    audit: AuditSettings | None = None
+    """``serve.audit``: one JSON line per call (None: no audit)."""
+    metrics: MetricsSettings | None = None
+    """``serve.metrics``: OpenTelemetry metrics of calls, maybe scraped by Prometheus (None: off, unless a
+    global meter provider is installed)."""
+
     def http_settings(self) -> HttpSettings:
         """The gateway's ``HttpSettings`` for these settings.
 
@@ -100,12 +111,13 @@ class ServeSettings:
             host=self.host,
             port=self.port,
             path=self.path,
-            tokens=tuple(BearerToken(t.token, t.profiles) for t in self.tokens),
+            tokens=tuple(BearerToken(t.token, t.profiles, t.subject) for t in self.tokens),
             allowed_hosts=self.allowed_hosts,
             allowed_origins=self.allowed_origins,
             max_body_bytes=self.max_body_bytes,
             stateless=self.stateless,
             reuse_port=self.workers > 1,
+            oauth=self.oauth,
         )
 
 
@@ -288,26 +300,12 @@ def _names(keys: DocumentKeys, origin: str) -> NamePolicy | None:
 def _hooks(policy: PolicyKeys | None, origin: str) -> list[Hook]:
     if policy is None:
         return []
-    rules: list[tuple[str, type[AllowTools | DenyTools | AllowServers | DenyServers], list[str] | None]] = [
-        ("denyServers", DenyServers, policy.deny_servers),
-        ("allowServers", AllowServers, policy.allow_servers),
-        ("denyTools", DenyTools, policy.deny_tools),
-        ("allowTools", AllowTools, policy.allow_tools),
-    ]
-    hooks: list[Hook] = []
-    for key, rule, patterns in rules:
-        if patterns is None:
-            continue
-        if not patterns:
-            raise ServerConfigError(
-                "is empty", key=f"policy.{key}", fix="Give one or more glob patterns, or remove the key", origin=origin
-            )
-        hooks.append(rule(*patterns))
+    hooks = pattern_rules(policy, "policy", origin)
     if policy.deny_destructive:
         hooks.append(DenyAnnotated(destructive=True, mcp_defaults=True))  # as the gateway's clients read the rows
     hooks.extend(RateLimit(limit.calls, limit.per, tools=limit.tools) for limit in policy.rate_limits)
     hooks.extend(ConcurrencyLimit(limit.limit, tools=limit.tools) for limit in policy.concurrency_limits)
-    return hooks
+    return [*hooks, *caller_hooks(policy.callers, origin)]
 
 
 def _profiles(profiles: dict[str, ProfileKeys], origin: str) -> dict[str, Profile]:
@@ -369,7 +367,9 @@ def _serve(
         for position, name in enumerate(token_key.profiles or ()):
             _check_profile(name, known, f"serve.auth.tokens[{index}].profiles[{position}]", origin)
     tokens = read_tokens(token_keys, folder, origin) if transport == "http" else []
-    if transport == "http" and not tokens and not is_loopback(keys.host):
+    oauth_keys = keys.auth.oauth if keys.auth else None
+    oauth = read_oauth(oauth_keys, folder, origin, known, keys.path) if oauth_keys and transport == "http" else None
+    if transport == "http" and not tokens and oauth is None and not is_loopback(keys.host):
         raise ServerConfigError(
             f"serving on {keys.host!r} without tokens would let anyone who can reach it call every tool",
             key="serve.host",
@@ -391,6 +391,9 @@ def _serve(
         state=keys.state,
         state_prefix=prefix,
         workers=keys.workers,
+        oauth=oauth,
+        audit=audit_settings(keys.audit, folder, origin),
+        metrics=metrics_settings(keys.metrics),
     )
 
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
-import ipaddress
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from toolmesh._core.errors import ConfigurationError
+
+from .hosts import is_loopback
+
+if TYPE_CHECKING:
+    from .oauth_settings import OAuthSettings
 
 __all__ = ["BearerToken", "HttpSettings", "is_loopback"]
 
@@ -18,10 +23,15 @@ class BearerToken:
     """The secret itself: never shown in a repr, a log or a span."""
     profiles: frozenset[str] | None = None
     """The profiles it opens (None: every profile)."""
+    name: str | None = None
+    """Who holds it: the subject of the caller's ``Identity`` on each call it makes (None: ``token <n>``,
+    its place in ``HttpSettings.tokens``). Never secret: it is logged and audited."""
 
     def __post_init__(self) -> None:
         if not isinstance(self.token, str) or not self.token.strip():
             raise ConfigurationError("a BearerToken needs a non-empty token string")
+        if self.name is not None and (not isinstance(self.name, str) or not self.name.strip()):
+            raise ConfigurationError("a BearerToken's name, when given, is a non-empty string")
         if self.profiles is not None and not isinstance(self.profiles, frozenset):
             object.__setattr__(self, "profiles", frozenset(self.profiles))
 
@@ -55,6 +65,9 @@ class HttpSettings:
     reuse_port: bool = False
     """Share the port with other processes that set it too (``SO_REUSEPORT``): the kernel spreads
     new connections across them. ``toolmesh serve --workers N`` sets it in every worker."""
+    oauth: OAuthSettings | None = None
+    """Also accept OAuth 2.1 access tokens of this authorization server (the gateway is then a resource
+    server: protected resource metadata, ``WWW-Authenticate`` challenges, scopes per profile)."""
 
     def __post_init__(self) -> None:
         if not self.path.startswith("/") or (self.path.endswith("/") and self.path != "/"):
@@ -63,25 +76,17 @@ class HttpSettings:
             raise ConfigurationError(f"HttpSettings.max_body_bytes must be positive, got {self.max_body_bytes!r}")
         if not 0 <= self.port <= 65535:
             raise ConfigurationError(f"HttpSettings.port must be 0..65535, got {self.port!r}")
-        if not self.tokens and not is_loopback(self.host):
+        if not self.tokens and self.oauth is None and not is_loopback(self.host):
             raise ConfigurationError(
                 f"HttpSettings: serving on {self.host!r} without tokens would let anyone on the network call "
-                "every tool; give tokens=(BearerToken(...),) or bind a loopback host such as '127.0.0.1'"
+                "every tool; give tokens=(BearerToken(...),) or oauth=OAuthSettings(...), or bind a loopback host "
+                "such as '127.0.0.1'"
             )
 
     def __repr__(self) -> str:
         return (
             f"HttpSettings(host={self.host!r}, port={self.port!r}, path={self.path!r}, tokens={len(self.tokens)}, "
             f"allowed_hosts={self.allowed_hosts!r}, allowed_origins={self.allowed_origins!r}, "
-            f"max_body_bytes={self.max_body_bytes!r}, stateless={self.stateless!r}, reuse_port={self.reuse_port!r})"
+            f"max_body_bytes={self.max_body_bytes!r}, stateless={self.stateless!r}, reuse_port={self.reuse_port!r}, "
+            f"oauth={self.oauth!r})"
         )
-
-
-def is_loopback(host: str) -> bool:
-    """Whether ``host`` names this machine only (127.0.0.0/8, ::1, localhost)."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False

@@ -18,12 +18,20 @@ from toolmesh._core.json_limits import DEFAULT_MAX_DEPTH
 from toolmesh._core.keys import KeyProblem, validate_keys
 
 __all__ = [
+    "AccessRuleKeys",
+    "AuditKeys",
     "AuthKeys",
+    "CallerRateLimitKeys",
+    "CallerRuleKeys",
     "ConcurrencyLimitKeys",
     "DocumentKeys",
+    "IntrospectionKeys",
+    "MetricsKeys",
     "NamesKeys",
+    "OAuthKeys",
     "PolicyKeys",
     "ProfileKeys",
+    "PrometheusKeys",
     "RateLimitKeys",
     "ResponsesKeys",
     "ServeKeys",
@@ -39,15 +47,84 @@ class TokenKeys(BaseModel):
 
     model_config = _STRICT
 
+    name: str | None = Field(None, min_length=1, max_length=200)
     env: str | None = None
     file: str | None = None
     profiles: list[str] | None = None
+
+
+class AccessRuleKeys(BaseModel):
+    """What a caller must hold: every scope, and one of the listed values of each claim."""
+
+    model_config = _STRICT
+
+    scopes: list[str] = Field(default_factory=list)
+    claims: dict[str, list[str] | str] = Field(default_factory=dict)
+
+
+class IntrospectionKeys(BaseModel):
+    """An RFC 7662 endpoint for opaque tokens; the gateway's client secret is named by variable, never written."""
+
+    model_config = _STRICT
+
+    url: str
+    client_id: str = Field(alias="clientId")
+    client_secret_env: str = Field(alias="clientSecretEnv")
+
+
+class OAuthKeys(BaseModel):
+    """``serve.auth.oauth``: the gateway as an OAuth 2.1 resource server."""
+
+    model_config = _STRICT
+
+    issuer: str
+    resource: str
+    jwks_uri: str | None = Field(None, alias="jwksUri")
+    introspection: IntrospectionKeys | None = None
+    scopes: list[str] = Field(default_factory=list)
+    profiles: dict[str, AccessRuleKeys] = Field(default_factory=dict)
+    claims: list[str] = Field(default_factory=list)
+    algorithms: list[str] | None = None
+    leeway_seconds: int = Field(60, ge=0, le=600, alias="leewaySeconds")
+    ca_file: str | None = Field(None, alias="caFile")
+    fetch_timeout_seconds: int = Field(10, ge=1, le=120, alias="fetchTimeoutSeconds")
+    max_jwks_bytes: int = Field(256 * 1024, ge=64, alias="maxJwksBytes")
+    refresh_interval_seconds: int = Field(30, ge=0, alias="refreshIntervalSeconds")
+    cache_seconds: int = Field(60, ge=0, le=3600, alias="cacheSeconds")
+    resource_name: str | None = Field(None, alias="resourceName")
 
 
 class AuthKeys(BaseModel):
     model_config = _STRICT
 
     tokens: list[TokenKeys] = Field(default_factory=list)
+    oauth: OAuthKeys | None = None
+
+
+class AuditKeys(BaseModel):
+    """``serve.audit``: one JSON line per call, to a file (``"-"``: stderr)."""
+
+    model_config = _STRICT
+
+    file: str
+    arguments: bool = False
+
+
+class PrometheusKeys(BaseModel):
+    """``serve.metrics.prometheus``: the scrape endpoint's own listener."""
+
+    model_config = _STRICT
+
+    host: str = "127.0.0.1"
+    port: int = Field(9464, ge=0, le=65535)
+
+
+class MetricsKeys(BaseModel):
+    """``serve.metrics``: OpenTelemetry metrics of calls (to the global provider, or Prometheus)."""
+
+    model_config = _STRICT
+
+    prometheus: PrometheusKeys | None = None
 
 
 class ServeKeys(BaseModel):
@@ -66,6 +143,8 @@ class ServeKeys(BaseModel):
     state: str | None = None
     state_prefix: str | None = Field(None, alias="statePrefix")
     workers: int = Field(1, ge=1, le=256)
+    audit: AuditKeys | None = None
+    metrics: MetricsKeys | None = None
 
 
 class NamesKeys(BaseModel):
@@ -95,6 +174,32 @@ class ConcurrencyLimitKeys(BaseModel):
     tools: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
 
 
+class CallerRateLimitKeys(BaseModel):
+    """``policy.callers[i].rateLimit``: at most ``calls`` calls of each tool per ``per`` seconds, per caller."""
+
+    model_config = _STRICT
+
+    calls: int = Field(ge=1)
+    per: int = Field(1, ge=1)
+    """Seconds."""
+
+
+class CallerRuleKeys(BaseModel):
+    """``policy.callers[i]``: rules for the calls of matching callers (by subject, scopes and claims)."""
+
+    model_config = _STRICT
+
+    subjects: list[str] | None = None
+    scopes: list[str] = Field(default_factory=list)
+    claims: dict[str, list[str] | str] = Field(default_factory=dict)
+    anonymous: bool = False
+    allow_tools: list[str] | None = Field(None, alias="allowTools")
+    deny_tools: list[str] | None = Field(None, alias="denyTools")
+    allow_servers: list[str] | None = Field(None, alias="allowServers")
+    deny_servers: list[str] | None = Field(None, alias="denyServers")
+    rate_limit: CallerRateLimitKeys | None = Field(None, alias="rateLimit")
+
+
 class PolicyKeys(BaseModel):
     model_config = _STRICT
 
@@ -106,6 +211,7 @@ class PolicyKeys(BaseModel):
     rate_limits: list[RateLimitKeys] = Field(default_factory=list, alias="rateLimits")
     concurrency_limits: list[ConcurrencyLimitKeys] = Field(default_factory=list, alias="concurrencyLimits")
     approval: Literal["off"] = "off"
+    callers: list[CallerRuleKeys] = Field(default_factory=list)
 
 
 class ProfileKeys(BaseModel):

@@ -40,6 +40,13 @@ class TokenSource:
     """Where it was read: ``env NAME`` or ``file PATH``."""
     profiles: frozenset[str] | None = None
     """The profiles it opens (None: every profile)."""
+    name: str | None = None
+    """Who holds it (``name`` in the file): its caller's ``Identity.subject``; None: where it came from."""
+
+    @property
+    def subject(self) -> str:
+        """The subject of its caller's identity: its name, else where it was read (``env TOOLMESH_TOKEN``)."""
+        return self.name or self.source
 
 
 def read_tokens(keys: Sequence[TokenKeys], folder: Path, origin: str) -> list[TokenSource]:
@@ -73,7 +80,7 @@ def read_tokens(keys: Sequence[TokenKeys], folder: Path, origin: str) -> list[To
                 origin=origin,
             )
         profiles = frozenset(entry.profiles) if entry.profiles is not None else None
-        tokens.append(TokenSource(token, source, profiles))
+        tokens.append(TokenSource(token, source, profiles, entry.name))
     return tokens
 
 

@@ -57,6 +57,7 @@ from toolmesh._core.calls import ToolCall
 from toolmesh._dispatch.turn import run_tool_calls
 from toolmesh._hooks.stack import HookStack
 from toolmesh.gateway._shared.catalog_view import CatalogView
+from toolmesh.gateway._shared.http import identity_of
 from toolmesh.mcp._client.session import CLIENT_INFO
 
 from .passthrough import Upstream, page
@@ -179,7 +180,8 @@ class ProfileFace:
         self.search = search
         """Served in search mode: ``search_tools`` and ``call_tool`` instead of the rows."""
         self.view = view
-        self._hooks = hooks
+        self.hooks = hooks
+        """The hooks its calls go through (the gateway's, after its observers bound to this profile)."""
         self._rounds = rounds
         self._sessions = _Sessions(self._release_all)
         self.bus = InMemorySubscriptionBus()
@@ -359,7 +361,7 @@ class ProfileFace:
         if parent is not None and not trace.get_current_span().get_span_context().is_valid:
             token = otel_context.attach(parent)  # the SDK's own span is off: continue the caller's trace here
         try:
-            turn = await run_tool_calls(snapshot, [call], ctx_factory=context, hooks=self._hooks, max_concurrency=1)
+            turn = await run_tool_calls(snapshot, [call], ctx_factory=context, hooks=self.hooks, max_concurrency=1)
         finally:
             if token is not None:
                 otel_context.detach(token)
@@ -370,7 +372,10 @@ class ProfileFace:
         meta = request.meta or {}
         progress = _progress_to(request.session) if meta.get("progress_token") is not None else None
         ctx: ToolContext[Any] = ToolContext(
-            call_id=call.id, progress=progress, on_log=_log_to(request, self._sessions.wants_log)
+            call_id=call.id,
+            progress=progress,
+            on_log=_log_to(request, self._sessions.wants_log),
+            identity=identity_of(request.request),
         )
         if request.session.can_send_request:
             declared = request.session.client_capabilities

@@ -22,13 +22,14 @@ from toolmesh._dispatch.changes import CatalogChange
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._hooks.actions import Hook
 from toolmesh._hooks.stack import HookStack
+from toolmesh._observe.observer import CallObserver
 from toolmesh._rows.rows import Entry
 from toolmesh._state.backend import StateBackend, share_state
 from toolmesh._state.memory import MemoryState
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, PROFILE_NAME
 from toolmesh.gateway._shared.catalog_view import CatalogView, row_rules, server_rules
-from toolmesh.gateway._shared.http import build_app
+from toolmesh.gateway._shared.http import build_app, prime
 from toolmesh.gateway._shared.parts import AppExtension, ServedProfile
 
 from .face import ProfileFace
@@ -56,6 +57,7 @@ class McpGateway:
         *,
         profiles: Mapping[str, Callable[[Entry], bool]] | None = None,
         hooks: Sequence[Hook] = (),
+        observers: Sequence[CallObserver] = (),
         name: str = "toolmesh",
         instructions: str | None = None,
         search: Iterable[str] = (),
@@ -65,6 +67,8 @@ class McpGateway:
         registry: The catalog to serve (its owner opens and closes it).
         profiles: Named subsets, by row predicate; each is served at ``{path}/<name>``.
         hooks: Hooks every call goes through (policy included), in order.
+        observers: Observers of every call (``AuditLog``, ``CallMetrics``): each profile's calls
+            go through a copy bound to that profile (``for_profile``), ahead of ``hooks``.
         name: The server name clients are told.
         instructions: Instructions for the model, sent to clients.
         search: Profiles (``"default"`` included) served in search mode: two tools,
@@ -106,11 +110,12 @@ class McpGateway:
         rules, servers = row_rules(self._hooks), server_rules(self._hooks)
         upstream = Upstream(registry)
         self._rounds = InputRounds()
+        self._observers = tuple(observers)
         self._faces = {
             profile: ProfileFace(
                 profile,
                 CatalogView(registry, predicate, rules, servers),
-                self._hooks,
+                self._profile_hooks(profile),
                 upstream,
                 self._rounds,
                 name=name,
@@ -129,6 +134,13 @@ class McpGateway:
         self._unsubscribe = registry.on_change(self._changed)
         self._unsubscribe_updates = registry.on_resource_updated(self._resource_updated)
 
+    def _profile_hooks(self, profile: str) -> HookStack:
+        """The hooks of one profile's calls: its bound observers first, then the gateway's hooks."""
+        if not self._observers:
+            return self._hooks
+        bound = [observer.for_profile(profile, self.registry.get) for observer in self._observers]
+        return HookStack([*bound, self._hooks])
+
     def __repr__(self) -> str:
         return f"McpGateway(profiles={self.profiles!r}, registry={self.registry!r})"
 
@@ -143,9 +155,11 @@ class McpGateway:
         Raises:
             ConfigurationError: for an unknown profile.
         """
-        view = self._face(profile).view
+        face = self._face(profile)
         registry = self.registry
-        return ServedProfile(view.snapshot, self._hooks, registry.name_policy, registry.dispatch_settings, self.state)
+        return ServedProfile(
+            face.view.snapshot, face.hooks, registry.name_policy, registry.dispatch_settings, self.state
+        )
 
     def _face(self, profile: str) -> ProfileFace:
         face = self._faces.get(profile)
@@ -269,6 +283,7 @@ class McpGateway:
         managers = session_managers(settings, self._faces)
         lifecycle = Lifecycle(managers, self._faces, self.running)
         app = build_app(settings, managers, None)
+        await prime(app)
         if responses is None:
             await serve(app, lifecycle, settings.host, settings.port, on_ready, reuse_port=settings.reuse_port)
             return

@@ -107,14 +107,18 @@ def _listen(host: str, port: int, reuse_port: bool) -> socket.socket:
 
 async def serve(
     app: Starlette,
-    lifecycle: Lifecycle,
+    lifecycle: Lifecycle | None,
     host: str,
     port: int,
     on_ready: Callable[[str], None] | None,
     *,
     reuse_port: bool = False,
 ) -> None:
-    """Serve ``app`` on ``host:port`` until cancelled; ``on_ready(base_url)`` once it listens and runs."""
+    """Serve ``app`` on ``host:port`` until cancelled; ``on_ready(base_url)`` once it listens and runs.
+
+    ``lifecycle`` (the gateway's running parts) runs meanwhile; None for an app that has
+    none (the Prometheus scrape endpoint on its own listener).
+    """
     sock = _listen(host, port, reuse_port)
     try:
         bound = sock.getsockname()[1]
@@ -128,13 +132,14 @@ async def serve(
             access_log=False,
         )
         server = _QuietServer(config)
-        async with lifecycle.run(), anyio.create_task_group() as group:
+        async with lifecycle.run() if lifecycle is not None else nullcontext(), anyio.create_task_group() as group:
 
             async def stop_when_cancelled() -> None:
                 try:
                     await anyio.sleep_forever()
                 finally:
-                    lifecycle.close()
+                    if lifecycle is not None:
+                        lifecycle.close()
                     server.should_exit = True
 
             group.start_soon(stop_when_cancelled)

@@ -43,7 +43,7 @@ from toolmesh._hooks.stack import HookStack
 from toolmesh._rows.rows import Entry
 from toolmesh._state.backend import StateBackend
 from toolmesh.gateway._shared.catalog_view import row_rules
-from toolmesh.gateway._shared.http import ClosesUnreadBody, Guard
+from toolmesh.gateway._shared.http import ClosesUnreadBody, Guard, identity_of
 from toolmesh.gateway._shared.parts import ProfileSource
 
 from .approvals import Approvals, use_approved
@@ -175,7 +175,7 @@ class ResponsesEndpoint:
         if parsed.stream:
             send, receive = anyio.create_memory_object_stream[dict[str, Any]](64)
             try:
-                turn = await self._prepare(parsed, stack, Events(send.send))
+                turn = await self._prepare(parsed, stack, Events(send.send), request)
             except BaseException as exc:
                 send.close()
                 receive.close()
@@ -186,7 +186,7 @@ class ResponsesEndpoint:
             return StreamingResponse(self._stream(turn, stack, send, receive), media_type="text/event-stream")
         try:
             async with stack:
-                turn = await self._prepare(parsed, stack, Events())
+                turn = await self._prepare(parsed, stack, Events(), request)
                 return JSONResponse(await turn.run())
         except RequestError as exc:
             return _error(exc)
@@ -196,7 +196,7 @@ class ResponsesEndpoint:
             logger.exception("the Responses endpoint failed a request")
             return _error(RequestError("the gateway failed this response (see its log)", status=500))
 
-    async def _prepare(self, request: ResponsesRequest, stack: AsyncExitStack, events: Events) -> Turn:
+    async def _prepare(self, request: ResponsesRequest, stack: AsyncExitStack, events: Events, http: Request) -> Turn:
         rows: dict[str, Entry] = {}
         if self._catalog is not None and self.settings.offer_catalog:
             rows = {row.name: row for row in self._catalog()}
@@ -232,6 +232,7 @@ class ResponsesEndpoint:
             translated,
             self._approvals,
             events,
+            identity_of(http),
         )
 
     async def _stream(
@@ -302,6 +303,7 @@ def route(app: Starlette, endpoint: ResponsesEndpoint) -> Starlette:
     guard = app.router.default
     path = endpoint.settings.path
     if isinstance(guard, Guard):
+        guard.endpoints.add(path)
 
         async def routed(scope: Scope, receive: Receive, send: Send) -> None:
             if scope["type"] == "http" and scope["path"].rstrip("/") == path:

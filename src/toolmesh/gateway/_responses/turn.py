@@ -19,6 +19,8 @@ from typing import Any
 
 from openai import AsyncOpenAI
 
+from toolmesh._context.context import ToolContext
+from toolmesh._context.identity import Identity
 from toolmesh._core.calls import ToolCall
 from toolmesh._core.result import Disposition, ToolResult
 from toolmesh._dispatch.execution import DispatchSettings
@@ -83,6 +85,7 @@ class Turn:
         translated: Translated,
         approvals: Approvals,
         events: Events,
+        identity: Identity | None = None,
     ) -> None:
         self.request = request
         self.settings = settings
@@ -95,6 +98,8 @@ class Turn:
         self.translated = translated
         self.approvals = approvals
         self.events = events
+        self.identity = identity
+        """The caller the gateway authenticated: on each call's ``ToolContext``."""
         self.functions = {tool.name for tool in request.function_tools}
         self.output: list[dict[str, Any]] = []
         self.usage = Usage()
@@ -336,12 +341,19 @@ class Turn:
         concurrency = 1 if self.request.parallel_tool_calls is False else _PARALLEL
         texts: dict[str, str] = {}
         async with stream_tool_calls(
-            self.snapshot, [p.call for p in pending], hooks=self.hooks, max_concurrency=concurrency
+            self.snapshot,
+            [p.call for p in pending],
+            ctx_factory=self._context,
+            hooks=self.hooks,
+            max_concurrency=concurrency,
         ) as stream:
             async for done in stream:
                 entry = pending[done.index]
                 texts[entry.call.id] = await self._finished(entry, done.result)
         return texts
+
+    def _context(self, call: ToolCall) -> ToolContext[Any]:
+        return ToolContext(call_id=call.id, identity=self.identity)
 
     async def _finished(self, entry: _Pending, result: ToolResult) -> str:
         text = chat.tool_results([result], describe_unsupported=True)[0]["content"]

@@ -10,6 +10,11 @@ Requests go through, in order:
    ``Origin`` that is neither loopback nor listed in ``allowed_origins`` is 403;
 3. bearer tokens, when any are configured: none or a wrong one is 401, a token limited
    to other profiles is 403 (tokens are compared in constant time and never logged);
+   with OAuth settings, a token that is not a static one is an access token checked by
+   ``gateway._auth`` (401 with a ``resource_metadata`` challenge, 403 ``insufficient_scope``,
+   400 for a token in the query string), and ``/.well-known/oauth-protected-resource...``
+   serves the protected resource metadata; the caller's ``Identity`` is left on the request
+   (``identity_of``) and, as the SDK's principal, binds the session it opens;
 4. the profile's ``StreamableHTTPSessionManager`` (the SDK's), which bounds the
    request body (413) and serves both protocol versions.
 
@@ -22,21 +27,42 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import Callable, Mapping
-from contextlib import AbstractAsyncContextManager
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
+from typing import Any
 
+from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
+from mcp.server.auth.provider import AccessToken
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
+from starlette.authentication import AuthCredentials
 from starlette.datastructures import Headers
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from toolmesh._context.identity import Identity
+from toolmesh.gateway._auth.refusals import InsufficientScope, InvalidRequest, InvalidToken, MissingToken, Refusal
+from toolmesh.gateway._auth.resource import METADATA_PATH, ResourceServer
 from toolmesh.gateway._config.http_settings import BearerToken, HttpSettings, is_loopback
 
-__all__ = ["BearerToken", "ClosesUnreadBody", "Guard", "HttpSettings", "Lifespan", "build_app", "is_loopback"]
+__all__ = [
+    "IDENTITY_KEY",
+    "BearerToken",
+    "ClosesUnreadBody",
+    "Guard",
+    "HttpSettings",
+    "Lifespan",
+    "build_app",
+    "identity_of",
+    "is_loopback",
+    "prime",
+]
+
+IDENTITY_KEY = "toolmesh.identity"
+"""The ASGI scope key under which the guard leaves the caller's ``Identity``."""
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
@@ -106,7 +132,15 @@ class Guard:
         self._settings = settings
         self._managers = managers
         self._security = TransportSecurityMiddleware(security_settings(settings))
-        self._tokens = tuple((token.token.encode("utf-8"), token) for token in settings.tokens)
+        self.resource = ResourceServer(settings.oauth, settings.path) if settings.oauth is not None else None
+        """The OAuth 2.1 resource server, when the settings accept access tokens."""
+        self.endpoints: set[str] = set()
+        """Paths besides the profiles' that the guard admits requests to (``/v1/responses``): each has its
+        protected resource metadata too."""
+        self._tokens = tuple(
+            (token.token.encode("utf-8"), token, Identity(subject=token.name or f"token {index}", method="token"))
+            for index, token in enumerate(settings.tokens)
+        )
 
     def _profile(self, path: str) -> str | None:
         base = self._settings.path.rstrip("/")
@@ -120,15 +154,12 @@ class Guard:
             return segment if segment and "/" not in segment else None
         return None
 
-    def _token(self, request: Request) -> BearerToken | None:
-        scheme, _, given = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not given:
-            return None
-        given_bytes = given.strip().encode("utf-8")
+    def _token(self, given: str) -> tuple[BearerToken, Identity] | None:
+        given_bytes = given.encode("utf-8")
         found = None
-        for secret, token in self._tokens:  # every token compared, so timing says nothing of which matched
+        for secret, token, identity in self._tokens:  # every token compared: timing says nothing of which matched
             if hmac.compare_digest(secret, given_bytes):
-                found = token
+                found = token, identity
         return found
 
     async def admit(self, scope: Scope, receive: Receive, send: Send, profile: str) -> bool:
@@ -139,19 +170,60 @@ class Guard:
         if refusal is not None:
             await refusal(scope, receive, send)
             return False
-        if self._tokens:
-            token = self._token(request)
-            if token is None:
-                challenge = {"WWW-Authenticate": 'Bearer realm="toolmesh"'}
-                await _json_error(401, "a valid bearer token is required", challenge)(scope, receive, send)
-                return False
-            if not token.opens(profile):
-                await _json_error(403, f"this token does not open profile {profile!r}")(scope, receive, send)
-                return False
+        if not self._tokens and self.resource is None:
+            return True
+        try:
+            identity = await self._identify(request, profile)
+        except Refusal as refused:
+            await self._refuse(refused, scope["path"], profile)(scope, receive, send)
+            return False
+        authenticated(scope, identity)
         return True
+
+    async def _identify(self, request: Request, profile: str) -> Identity:
+        """The caller of ``request``, as its bearer token says.
+
+        Raises:
+            Refusal: no token, a wrong one, one in the query string, or one that does not open ``profile``.
+        """
+        if b"access_token" in request.scope.get("query_string", b"") and "access_token" in request.query_params:
+            raise InvalidRequest("send the access token in the Authorization header, never in the URL")
+        scheme, _, given = request.headers.get("authorization", "").partition(" ")
+        given = given.strip()
+        if scheme.lower() != "bearer" or not given:
+            raise MissingToken("a valid bearer token is required")
+        found = self._token(given)
+        if found is not None:
+            token, identity = found
+            if not token.opens(profile):
+                raise _ProfileClosed(f"this token does not open profile {profile!r}")
+            return identity
+        if self.resource is None:
+            raise InvalidToken("a valid bearer token is required")
+        return await self.resource.identity(given, request.scope["path"], profile)
+
+    def _refuse(self, refusal: Refusal, path: str, profile: str) -> Response:
+        if self.resource is not None and not isinstance(refusal, _ProfileClosed):
+            return self.resource.challenge(refusal, path, profile)
+        challenge = {"WWW-Authenticate": 'Bearer realm="toolmesh"'} if refusal.status == 401 else None
+        return _json_error(refusal.status, refusal.description, challenge)
+
+    def _metadata(self, path: str) -> Response | None:
+        """The protected resource metadata asked for at ``path``, or None when ``path`` asks for none."""
+        if self.resource is None or not (path == METADATA_PATH or path.startswith(METADATA_PATH + "/")):
+            return None
+        endpoint = path[len(METADATA_PATH) :]
+        if endpoint and self._profile(endpoint) is None and endpoint not in self.endpoints:
+            return _json_error(404, "no protected resource there")
+        return self.resource.metadata(endpoint)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
+            return
+        metadata = self._metadata(scope["path"])
+        if metadata is not None:
+            refusal = await self._security.validate_request(Request(scope, receive), is_post=False)
+            await (refusal or metadata)(scope, receive, send)
             return
         profile = self._profile(scope["path"])
         manager = self._managers.get(profile) if profile is not None else None
@@ -162,15 +234,76 @@ class Guard:
             await manager.handle_request(scope, receive, send)
 
 
+class _ProfileClosed(InsufficientScope):
+    """A static token limited to other profiles: 403."""
+
+
+_PRINCIPALS: dict[Identity, tuple[AuthenticatedUser, AuthCredentials]] = {}
+"""The SDK's principal of each recent identity (made once: a client sends the same token with every request)."""
+_MAX_PRINCIPALS = 4096
+
+
+def authenticated(scope: Scope, identity: Identity) -> None:
+    """Leave ``identity`` on the request's scope: for the calls it makes (``identity_of``) and for the
+    SDK's session manager, which binds a session to the principal that opened it (``scope["user"]``)."""
+    scope[IDENTITY_KEY] = identity
+    found = _PRINCIPALS.get(identity)
+    if found is None:
+        principal = AccessToken(
+            token="",  # the SDK's principal never holds the token: it compares client, issuer and subject only
+            client_id=identity.client_id or identity.subject,
+            scopes=sorted(identity.scopes),
+            subject=identity.subject,
+            claims={"iss": identity.issuer} if identity.issuer is not None else None,
+        )
+        if len(_PRINCIPALS) >= _MAX_PRINCIPALS:
+            _PRINCIPALS.clear()
+        found = _PRINCIPALS[identity] = (AuthenticatedUser(principal), AuthCredentials(sorted(identity.scopes)))
+    scope["user"], scope["auth"] = found
+
+
+def identity_of(source: Any) -> Identity | None:
+    """The caller's identity the guard left on a request (a Starlette ``Request``, or its ASGI scope)."""
+    scope = source if isinstance(source, dict) else getattr(source, "scope", None)
+    found = scope.get(IDENTITY_KEY) if isinstance(scope, dict) else None
+    return found if isinstance(found, Identity) else None
+
+
 def build_app(
     settings: HttpSettings, managers: Mapping[str, StreamableHTTPSessionManager], lifespan: Lifespan | None
 ) -> Starlette:
     """The ASGI app serving each profile's session manager as ``settings`` says.
 
     ``lifespan`` runs the managers (and the gateway's fan-out) for the app's lifetime;
-    None when the caller runs them itself (``serve_http``).
+    None when the caller runs them itself (``serve_http``, which calls ``prime`` first).
+    With OAuth settings, the lifespan first fetches the issuer's keys (``prime``).
     """
+    guard = Guard(settings, managers)
+    if lifespan is not None and guard.resource is not None:
+        lifespan = _primed(guard.resource, lifespan)
     app = Starlette(lifespan=lifespan, middleware=[Middleware(ClosesUnreadBody)])
     app.router.routes.clear()
-    app.router.default = Guard(settings, managers)  # every path goes to the guard, which routes by profile
+    app.router.default = guard  # every path goes to the guard, which routes by profile
+    app.state.guard = guard
     return app
+
+
+async def prime(app: Starlette) -> None:
+    """Fetch the issuer's signing keys of an app ``build_app`` made, when it takes OAuth access tokens.
+
+    Raises:
+        ConfigurationError: they cannot be fetched: the gateway could check no token, so it does not start.
+    """
+    guard = getattr(app.state, "guard", None)
+    if isinstance(guard, Guard) and guard.resource is not None:
+        await guard.resource.prime()
+
+
+def _primed(resource: ResourceServer, lifespan: Lifespan) -> Lifespan:
+    @asynccontextmanager
+    async def primed(app: Starlette) -> AsyncIterator[None]:
+        await resource.prime()
+        async with lifespan(app):
+            yield
+
+    return primed

@@ -1,0 +1,142 @@
+"""The gateway as one OAuth 2.1 protected resource (the MCP authorization spec, 2025-11-25).
+
+It serves its Protected Resource Metadata (RFC 9728) at
+``/.well-known/oauth-protected-resource`` and at that path followed by each endpoint's
+path (``/.well-known/oauth-protected-resource/reader/mcp``), answers a request without a
+valid token with 401 and ``WWW-Authenticate: Bearer resource_metadata="..."``, and one
+whose token lacks a profile's scope with 403 ``insufficient_scope`` naming it. A token in
+the query string is refused (400). The token itself goes nowhere: upstream servers are
+called with the gateway's own credentials (the spec's confused-deputy rule).
+"""
+
+from __future__ import annotations
+
+from urllib.parse import urlsplit
+
+from mcp.shared.auth import ProtectedResourceMetadata
+from pydantic import AnyHttpUrl
+from starlette.responses import JSONResponse, Response
+
+from toolmesh._context.identity import Identity
+from toolmesh._core.errors import ConfigurationError
+from toolmesh.gateway._config.oauth_settings import AccessRule, OAuthSettings
+
+from .discovery import discover_jwks
+from .fetch import FetchFailed
+from .refusals import InsufficientScope, Refusal
+
+__all__ = ["METADATA_PATH", "ResourceServer"]
+
+METADATA_PATH = "/.well-known/oauth-protected-resource"
+
+
+class ResourceServer:
+    """Access tokens, metadata and challenges for a gateway served at ``path`` (its default profile's path)."""
+
+    def __init__(self, settings: OAuthSettings, path: str) -> None:
+        self.settings = settings
+        try:
+            from .tokens import TokenChecker  # joserfc: the ``oauth`` extra
+        except ImportError:
+            raise ConfigurationError(
+                "OAuth access tokens need the 'oauth' extra: pip install 'toolmesh[oauth]'"
+            ) from None
+        self.checker = TokenChecker(settings)
+        parts = urlsplit(settings.resource)
+        resource_path = parts.path.rstrip("/")
+        if path != "/" and not resource_path.endswith(path):
+            raise ConfigurationError(
+                f"OAuthSettings.resource ({settings.resource!r}) must end with the gateway's path {path!r}: "
+                "it is the public URL of the default profile"
+            )
+        self._audiences: dict[str, tuple[str, ...]] = {}
+        self._rules: dict[str, AccessRule] = {}
+        """Each profile's rule, made on first use (profiles are a handful, named by the app's routes)."""
+        self._origin = f"{parts.scheme}://{parts.netloc}"
+        self._prefix = resource_path[: len(resource_path) - len(path)] if path != "/" else resource_path
+
+    def url(self, path: str) -> str:
+        """The public URL of the endpoint served at ``path`` (behind whatever prefix ``resource`` has)."""
+        return self._origin + self._prefix + (path.rstrip("/") or "/")
+
+    def metadata_url(self, path: str) -> str:
+        """Where the metadata of the endpoint at ``path`` is (RFC 9728 §3.1)."""
+        return self._origin + self._prefix + METADATA_PATH + (path.rstrip("/") if path != "/" else "")
+
+    def audiences(self, path: str) -> tuple[str, ...]:
+        """The audiences a token for the endpoint at ``path`` may name: the gateway's resource or the endpoint's URL."""
+        found = self._audiences.get(path)
+        if found is None:
+            own = self.url(path)
+            resource = self.settings.resource.rstrip("/") or self.settings.resource
+            found = (resource,) if own == resource else (resource, own)
+            if len(self._audiences) < 1024:  # the paths routed to an endpoint: a handful
+                self._audiences[path] = found
+        return found
+
+    async def prime(self) -> None:
+        """Fetch the issuer's keys now, so that a gateway that could check no token does not start.
+
+        Raises:
+            ConfigurationError: the JWKS is unreachable, slow, too large or holds no signing key.
+        """
+        if self.checker.keys is None:
+            return
+        try:
+            if not self.checker.keys.url:
+                self.checker.keys.url = await discover_jwks(self.settings)
+            await self.checker.keys.load()
+        except FetchFailed as exc:
+            raise ConfigurationError(f"the gateway cannot check access tokens: {exc}") from None
+
+    async def identity(self, token: str, path: str, profile: str) -> Identity:
+        """The caller of a request to the endpoint at ``path`` (of ``profile``) with ``token``.
+
+        Raises:
+            InvalidToken: the token is not valid for this resource.
+            InsufficientScope: it is, but lacks what ``profile`` needs.
+        """
+        identity = await self.checker.identity(token, self.audiences(path))
+        rule = self._rules.get(profile)
+        if rule is None:
+            rule = self._rules[profile] = self.settings.rule(profile)
+        if not rule.admits(identity):
+            missing = identity.missing(rule.scopes)
+            needed = " ".join(rule.scopes) or None
+            if missing:
+                raise InsufficientScope(f"the token lacks the scope {' '.join(missing)!r}", scope=needed)
+            raise InsufficientScope(f"the token's claims do not open the profile {profile!r}", scope=needed)
+        return identity
+
+    def challenge(self, refusal: Refusal, path: str, profile: str) -> Response:
+        """The answer to a refused request to ``profile``: its status, a ``WWW-Authenticate`` challenge (with the
+        scopes the profile needs, so that a client asks for them) and a JSON body."""
+        params = [f'resource_metadata="{self.metadata_url(path)}"']
+        if refusal.error is not None:
+            params.append(f'error="{refusal.error}"')
+            params.append(f'error_description="{_quoted(refusal.description)}"')
+        scope = refusal.scope if refusal.scope is not None else " ".join(self.settings.rule(profile).scopes) or None
+        if scope:
+            params.append(f'scope="{_quoted(scope)}"')
+        body = {"error": refusal.error or "invalid_token", "error_description": refusal.description}
+        return JSONResponse(
+            body, status_code=refusal.status, headers={"WWW-Authenticate": "Bearer " + ", ".join(params)}
+        )
+
+    def metadata(self, path: str) -> Response:
+        """The Protected Resource Metadata of the endpoint at ``path`` (``""``: the gateway's resource)."""
+        resource = self.url(path) if path else self.settings.resource
+        document = ProtectedResourceMetadata(
+            resource=AnyHttpUrl(resource),
+            authorization_servers=[AnyHttpUrl(self.settings.issuer)],
+            scopes_supported=self.settings.supported_scopes() or None,
+            resource_name=self.settings.resource_name,
+        )
+        return JSONResponse(
+            document.model_dump(mode="json", exclude_none=True), headers={"Cache-Control": "public, max-age=300"}
+        )
+
+
+def _quoted(text: str) -> str:
+    """``text`` fit for a quoted-string of a challenge (no quote, backslash or control character)."""
+    return "".join(c for c in text if c.isprintable() and c not in '"\\')[:300]
