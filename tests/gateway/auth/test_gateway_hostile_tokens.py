@@ -184,6 +184,7 @@ async def test_a_gateway_whose_jwks_cannot_be_read_does_not_start(app: Any, said
         async with serve_asgi(served) as url:
             message = await start(url + "/jwks.json")
     assert said in message and "cannot check access tokens" in message
+    assert "jwksUri" in message and "http://127.0.0.1:9/.well-known/oauth-authorization-server" in message  # what to do
 
 
 async def test_opaque_tokens_are_checked_by_introspection(tmp_path: Path) -> None:

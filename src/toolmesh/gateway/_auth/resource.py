@@ -14,7 +14,6 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 from mcp.shared.auth import ProtectedResourceMetadata
-from pydantic import AnyHttpUrl
 from starlette.responses import JSONResponse, Response
 
 from toolmesh._context.identity import Identity
@@ -84,7 +83,12 @@ class ResourceServer:
         try:
             await self.checker.keys.load()
         except FetchFailed as exc:
-            raise ConfigurationError(f"the gateway cannot check access tokens: {exc}") from None
+            metadata = self.settings.issuer.rstrip("/") + "/.well-known/oauth-authorization-server"
+            raise ConfigurationError(
+                f"the gateway cannot check access tokens: {exc}. Check the keys' URL (jwksUri; jwks_uri in Python): "
+                f"it is the 'jwks_uri' the issuer's metadata names ({metadata}, or /.well-known/openid-configuration); "
+                "trust a private CA with caFile"
+            ) from None
 
     async def identity(self, token: str, path: str, profile: str) -> Identity:
         """The caller of a request to the endpoint at ``path`` (of ``profile``) with ``token``.
@@ -123,11 +127,16 @@ class ResourceServer:
     def metadata(self, path: str) -> Response:
         """The Protected Resource Metadata of the endpoint at ``path`` (``""``: the gateway's resource)."""
         resource = self.url(path) if path else self.settings.resource
-        document = ProtectedResourceMetadata(
-            resource=AnyHttpUrl(resource),
-            authorization_servers=[AnyHttpUrl(self.settings.issuer)],
-            scopes_supported=self.settings.supported_scopes() or None,
-            resource_name=self.settings.resource_name,
+        # Validated from strings, so the issuer is published exactly as configured: clients compare it
+        # with the issuer of the authorization server's metadata as strings (RFC 8414 section 3.3), and
+        # ``AnyHttpUrl("https://as.example.com")`` would add a trailing slash that metadata may not have.
+        document = ProtectedResourceMetadata.model_validate(
+            {
+                "resource": resource,
+                "authorization_servers": [self.settings.issuer],
+                "scopes_supported": self.settings.supported_scopes() or None,
+                "resource_name": self.settings.resource_name,
+            }
         )
         return JSONResponse(
             document.model_dump(mode="json", exclude_none=True), headers={"Cache-Control": "public, max-age=300"}
