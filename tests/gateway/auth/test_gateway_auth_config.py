@@ -48,7 +48,7 @@ def test_the_oauth_section_becomes_the_http_settings(tmp_path: Path) -> None:
         ({**OAUTH, "resource": "https://tools.example.com/mcp?x=1"}, "no query or fragment"),
         ({**OAUTH, "algorithms": ["HS256"]}, "not accepted"),
         ({**OAUTH, "resource": "https://tools.example.com/api"}, "must end with its path '/mcp'"),
-        ({**OAUTH, "jwksUri": None}, "needs jwks_uri"),
+        ({**OAUTH, "jwksUri": None}, "needs 'jwksUri'"),
         (
             {**OAUTH, "introspection": {"url": "https://as/i", "clientId": "gw", "clientSecretEnv": "NOPE_SECRET_X"}},
             "'NOPE_SECRET_X' is not set",
@@ -62,6 +62,22 @@ def test_oauth_mistakes_name_the_key(tmp_path: Path, oauth: dict[str, Any], expe
         _load(tmp_path, {"profiles": {"reader": {}}, "serve": {"auth": {"oauth": oauth}}})
     assert expected in str(refused.value) and "serve.auth.oauth" in str(refused.value)
     assert "hunter2" not in str(refused.value)
+
+
+@pytest.mark.parametrize(
+    ("oauth", "key"),
+    [
+        ({**OAUTH, "issuer": "login.example.com"}, "serve.auth.oauth.issuer"),
+        ({**OAUTH, "jwksUri": "http://as.example.com/jwks.json"}, "serve.auth.oauth.jwksUri"),
+        ({**OAUTH, "jwksUri": None}, "serve.auth.oauth"),
+    ],
+)
+def test_oauth_mistakes_speak_of_json_keys_not_python_fields(tmp_path: Path, oauth: dict[str, Any], key: str) -> None:
+    oauth = {name: value for name, value in oauth.items() if value is not None}
+    with pytest.raises(ServerConfigError) as refused:
+        _load(tmp_path, {"serve": {"auth": {"oauth": oauth}}})
+    said = str(refused.value)
+    assert f"key '{key}'" in said and "OAuthSettings" not in said and "jwks_uri (" not in said
 
 
 def test_policy_callers_become_for_callers_hooks(tmp_path: Path) -> None:
