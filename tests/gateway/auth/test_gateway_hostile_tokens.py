@@ -91,6 +91,7 @@ async def test_hostile_tokens_are_refused_with_a_clear_401(tmp_path: Path) -> No
     assert "'none' are not accepted" in answers["alg none"][1]
     assert "'HS256' are not accepted" in answers["HS256 keyed with the public key"][1]
     assert "not valid yet" in answers["not yet valid"][1]
+    assert "nor a bearer token the gateway knows" in answers["not a JWT"][1]  # a mistyped static token lands here
 
 
 async def test_clock_skew_within_the_leeway_is_accepted(tmp_path: Path) -> None:
