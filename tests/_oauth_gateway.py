@@ -69,7 +69,7 @@ async def oauth_scene(folder: Path, registry: ToolRegistry | None = None, **opti
     async with running_auth_server(server, certs) as issuer:
         port = free_port()
         settings = OAuthSettings(
-            issuer=issuer + "/",  # as its metadata spells it (the SDK's routes add the slash); tokens' iss has none
+            issuer=issuer,
             resource=f"http://127.0.0.1:{port}/mcp",
             jwks_uri=issuer + "/jwks.json",
             scopes=("mcp",),

@@ -41,7 +41,7 @@ async def test_toolmesh_serve_takes_access_tokens_and_applies_caller_rules(tmp_p
     (tmp_path / "tools.py").write_text(TOOLS, encoding="utf-8")
     async with running_auth_server(server, certs) as issuer:
         port = free_port()
-        oauth = {"issuer": issuer + "/", "resource": f"http://127.0.0.1:{port}/mcp", "jwksUri": issuer + "/jwks.json"}
+        oauth = {"issuer": issuer, "resource": f"http://127.0.0.1:{port}/mcp", "jwksUri": issuer + "/jwks.json"}
         config = {
             "native": ["tools.py:tools"],
             "policy": {"callers": [{"subjects": ["alice"], "rateLimit": {"calls": 1, "per": 3600}}]},

@@ -11,8 +11,11 @@ called with the gateway's own credentials (the spec's confused-deputy rule).
 
 from __future__ import annotations
 
+import functools
+from typing import Any
 from urllib.parse import urlsplit
 
+import httpx2
 from mcp.shared.auth import ProtectedResourceMetadata
 from starlette.responses import JSONResponse, Response
 
@@ -20,7 +23,7 @@ from toolmesh._context.identity import Identity
 from toolmesh._core.errors import ConfigurationError
 from toolmesh.gateway._config.oauth_settings import AccessRule, OAuthSettings
 
-from .fetch import FetchFailed
+from .fetch import FetchFailed, fetch_bounded
 from .refusals import InsufficientScope, Refusal
 
 __all__ = ["METADATA_PATH", "ResourceServer"]
@@ -50,6 +53,9 @@ class ResourceServer:
         self._audiences: dict[str, tuple[str, ...]] = {}
         self._rules: dict[str, AccessRule] = {}
         """Each profile's rule, made on first use (profiles are a handful, named by the app's routes)."""
+        self.issuer = settings.issuer
+        """The issuer as the protected resource metadata names it: as configured, or as the authorization
+        server's own metadata spells a bare-origin issuer (``prime``)."""
         self._origin = f"{parts.scheme}://{parts.netloc}"
         self._prefix = resource_path[: len(resource_path) - len(path)] if path != "/" else resource_path
 
@@ -78,6 +84,7 @@ class ResourceServer:
         Raises:
             ConfigurationError: the JWKS is unreachable, slow, too large or holds no signing key.
         """
+        await self._spell_issuer()
         if self.checker.keys is None:
             return
         try:
@@ -89,6 +96,34 @@ class ResourceServer:
                 f"it is the 'jwks_uri' the issuer's metadata names ({metadata}, or /.well-known/openid-configuration); "
                 "trust a private CA with caFile"
             ) from None
+
+    async def _spell_issuer(self) -> None:
+        """Publish a bare-origin issuer as the authorization server's metadata spells it, trailing slash or not.
+
+        Clients compare the issuer of the authorization server's metadata with the one this gateway names
+        as strings (RFC 8414 section 3.3), and ``https://as.example.com`` is often configured for an
+        ``https://as.example.com/`` issuer, or the other way round. Best effort: no metadata, no change.
+        """
+        configured = self.settings.issuer
+        if urlsplit(configured).path not in ("", "/"):
+            return
+        bare = configured.rstrip("/")
+        for well_known in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
+            url = bare + well_known
+            try:
+                document = await fetch_bounded(
+                    functools.partial(_get_json, url=url),
+                    verify=self.settings.verify,
+                    seconds=self.settings.fetch_timeout,
+                    max_bytes=self.settings.max_jwks_bytes,
+                    what=f"the metadata at {url}",
+                )
+            except FetchFailed:
+                continue
+            spelt = document.get("issuer") if isinstance(document, dict) else None
+            if isinstance(spelt, str) and spelt.rstrip("/") == bare:
+                self.issuer = spelt
+            return
 
     async def identity(self, token: str, path: str, profile: str) -> Identity:
         """The caller of a request to the endpoint at ``path`` (of ``profile``) with ``token``.
@@ -133,7 +168,7 @@ class ResourceServer:
         document = ProtectedResourceMetadata.model_validate(
             {
                 "resource": resource,
-                "authorization_servers": [self.settings.issuer],
+                "authorization_servers": [self.issuer],
                 "scopes_supported": self.settings.supported_scopes() or None,
                 "resource_name": self.settings.resource_name,
             }
@@ -141,6 +176,11 @@ class ResourceServer:
         return JSONResponse(
             document.model_dump(mode="json", exclude_none=True), headers={"Cache-Control": "public, max-age=300"}
         )
+
+
+def _get_json(client: httpx2.AsyncClient, *, url: str) -> Any:
+    """A streamed GET of ``url`` asking for JSON (for ``fetch_bounded``)."""
+    return client.stream("GET", url, headers={"Accept": "application/json"})
 
 
 def _quoted(text: str) -> str:
