@@ -176,7 +176,15 @@ class AuthServer:
 
         options = ClientRegistrationOptions(enabled=True, valid_scopes=sorted(set().union(*self.users.values())))
         routes = create_auth_routes(self, AnyHttpUrl(self.issuer), client_registration_options=options)
-        extra = [Route("/jwks.json", jwks), Route("/introspect", introspect, methods=["POST"])]
+
+        async def openid(request: Request) -> Response:  # OpenID Connect discovery: the SDK's RFC 8414 metadata
+            return JSONResponse({"issuer": self.issuer, "jwks_uri": self.issuer + "/jwks.json"})  # names no JWKS
+
+        extra = [
+            Route("/jwks.json", jwks),
+            Route("/introspect", introspect, methods=["POST"]),
+            Route("/.well-known/openid-configuration", openid),
+        ]
         return Starlette(routes=[*routes, *extra])
 
 

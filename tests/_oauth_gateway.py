@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import socket
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -61,23 +61,27 @@ def free_port() -> int:
 
 
 @asynccontextmanager
-async def oauth_scene(folder: Path, registry: ToolRegistry | None = None, **options: Any) -> AsyncIterator[OAuthScene]:
+async def oauth_scene(
+    folder: Path, registry: ToolRegistry | None = None, observers: Sequence[Any] = (), **options: Any
+) -> AsyncIterator[OAuthScene]:
     """An authorization server (alice may administer, bob only read) and a gateway taking its tokens:
     every request needs ``mcp``; the default profile ``tools:admin``, ``reader`` (``whoami`` only) ``tools:read``."""
     certs = tls(folder)
     server = AuthServer(users={name: set(scopes) for name, scopes in USERS.items()}, login="alice")
     async with running_auth_server(server, certs) as issuer:
         port = free_port()
-        settings = OAuthSettings(
-            issuer=issuer,
-            resource=f"http://127.0.0.1:{port}/mcp",
-            jwks_uri=issuer + "/jwks.json",
-            scopes=("mcp",),
-            profiles={"default": AccessRule(scopes=("tools:admin",)), "reader": AccessRule(scopes=("tools:read",))},
-            claims=("client_id",),
-            verify=certs.trust,
-            **options,
+        fields: dict[str, Any] = {
+            "issuer": issuer,
+            "resource": f"http://127.0.0.1:{port}/mcp",
+            "jwks_uri": issuer + "/jwks.json",
+            "scopes": ("mcp",),
+            "profiles": {"default": AccessRule(scopes=("tools:admin",)), "reader": AccessRule(scopes=("tools:read",))},
+            "claims": ("client_id",),
+            "verify": certs.trust,
+        }
+        settings = OAuthSettings(**{**fields, **options})
+        gateway = McpGateway(
+            registry or whoami_registry(), profiles={"reader": lambda row: row.name == "whoami"}, observers=observers
         )
-        gateway = McpGateway(registry or whoami_registry(), profiles={"reader": lambda row: row.name == "whoami"})
         async with serving(gateway, HttpSettings(port=port, oauth=settings)) as url:
             yield OAuthScene(server, certs, issuer, url, settings)

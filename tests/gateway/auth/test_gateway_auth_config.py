@@ -48,7 +48,6 @@ def test_the_oauth_section_becomes_the_http_settings(tmp_path: Path) -> None:
         ({**OAUTH, "resource": "https://tools.example.com/mcp?x=1"}, "no query or fragment"),
         ({**OAUTH, "algorithms": ["HS256"]}, "not accepted"),
         ({**OAUTH, "resource": "https://tools.example.com/api"}, "must end with its path '/mcp'"),
-        ({**OAUTH, "jwksUri": None}, "needs 'jwksUri'"),
         (
             {**OAUTH, "introspection": {"url": "https://as/i", "clientId": "gw", "clientSecretEnv": "NOPE_SECRET_X"}},
             "'NOPE_SECRET_X' is not set",
@@ -69,7 +68,6 @@ def test_oauth_mistakes_name_the_key(tmp_path: Path, oauth: dict[str, Any], expe
     [
         ({**OAUTH, "issuer": "login.example.com"}, "serve.auth.oauth.issuer"),
         ({**OAUTH, "jwksUri": "http://as.example.com/jwks.json"}, "serve.auth.oauth.jwksUri"),
-        ({**OAUTH, "jwksUri": None}, "serve.auth.oauth"),
     ],
 )
 def test_oauth_mistakes_speak_of_json_keys_not_python_fields(tmp_path: Path, oauth: dict[str, Any], key: str) -> None:

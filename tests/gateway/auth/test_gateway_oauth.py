@@ -4,6 +4,7 @@ authorization server on loopback HTTPS: 401 -> metadata -> registration -> token
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 from typing import Any
 
@@ -11,14 +12,19 @@ import anyio
 import httpx2
 import mcp
 import pytest
+from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
+from starlette.applications import Starlette
+from starlette.responses import JSONResponse
+from starlette.routing import Route
 
 from _authserver import oauth_client
 from _oauth_gateway import OAuthScene, oauth_scene, whoami_registry
 from _responses import Reply, ScriptedUpstream, calc_server, serve_asgi
-from toolmesh import McpServer, ToolRegistry
+from toolmesh import ConfigurationError, McpServer, ToolRegistry
 from toolmesh.gateway import HttpSettings, McpGateway, OAuthSettings, ResponsesEndpoint, ResponsesSettings
 from toolmesh.gateway._auth.resource import ResourceServer
+from toolmesh.hooks import AuditLog, audit_file_handler
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 INIT = {
@@ -29,9 +35,10 @@ INIT = {
 }
 
 
-def _client(scene: OAuthScene, path: str) -> mcp.Client:
+def _client(scene: OAuthScene, path: str, provider: OAuthClientProvider | None = None) -> mcp.Client:
     url = scene.url + path
-    http = httpx2.AsyncClient(auth=oauth_client(url, scene.certs.trust), verify=scene.certs.trust, timeout=60)
+    auth = provider or oauth_client(url, scene.certs.trust)
+    http = httpx2.AsyncClient(auth=auth, verify=scene.certs.trust, timeout=60)
     return mcp.Client(streamable_http_client(url, http_client=http))
 
 
@@ -186,3 +193,59 @@ async def test_a_valid_token_is_remembered_for_cache_seconds_at_most(tmp_path: P
         assert await status(scene.server.mint(claims)) == 200  # the new kid: the set is fetched again, k1 gone
         again = await status(token)
     assert again == (200 if cache_seconds else 401)  # remembered as valid, or checked again against the keys
+
+
+async def test_a_client_whose_user_cannot_get_the_scope_fails_cleanly(tmp_path: Path) -> None:
+    async with oauth_scene(tmp_path) as scene:
+        scene.server.login = "bob"  # bob may never hold tools:admin, which the default profile needs
+        with anyio.fail_after(120), pytest.raises(Exception) as failed:
+            async with _client(scene, "/mcp") as client:
+                await client.list_tools()
+    assert all("tools:admin" not in claims["scope"] for claims in scene.server.issued)  # the AS never granted it
+    assert scene.server.issued  # bob did sign in: the gateway refused his token, the client gave up
+    assert "Bearer" not in repr(failed.value)  # no token in what the client was told
+
+
+async def test_the_audit_names_the_oauth_caller_and_never_holds_the_token(tmp_path: Path) -> None:
+    logger = logging.getLogger(f"toolmesh.audit.test-oauth-{id(tmp_path)}")
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    handler = audit_file_handler(tmp_path / "audit.jsonl")
+    logger.addHandler(handler)
+    try:
+        async with oauth_scene(tmp_path, observers=[AuditLog(logger)]) as scene:
+            provider = oauth_client(scene.resource, scene.certs.trust)
+            async with _client(scene, "/mcp", provider) as client:
+                with anyio.fail_after(60):
+                    await client.call_tool("wipe", {"path": "/tmp/x"})
+            tokens = await provider.context.storage.get_tokens()
+    finally:
+        logger.removeHandler(handler)
+        handler.close()
+    text = (tmp_path / "audit.jsonl").read_text(encoding="utf-8")
+    [record] = [json.loads(line) for line in text.splitlines()]
+    assert (record["subject"], record["tool"], record["disposition"]) == ("alice", "wipe", "succeeded")
+    assert record["client_id"] in scene.server.clients and record["issuer"] == scene.issuer
+    assert tokens is not None
+    token = tokens.access_token
+    assert token not in text and token.split(".")[2] not in text  # neither the token nor its signature
+
+
+async def test_without_jwks_uri_the_keys_are_found_in_the_issuers_metadata(tmp_path: Path) -> None:
+    async with oauth_scene(tmp_path, jwks_uri=None) as scene, _client(scene, "/mcp") as client:
+        with anyio.fail_after(60):
+            answer = (await client.call_tool("whoami", {})).content[0]
+    assert answer.text == "alice mcp tools:admin"  # type: ignore[union-attr]
+    assert scene.server.jwks_fetches >= 1  # RFC 8414 metadata names no jwks_uri here; OpenID discovery does
+
+
+async def test_an_issuer_whose_metadata_names_no_keys_does_not_start_a_gateway() -> None:
+    async def elsewhere(request: Any) -> Any:
+        return JSONResponse({"issuer": "https://someone-else.example.com", "jwks_uri": "https://x.example.com/j"})
+
+    app = Starlette(routes=[Route("/.well-known/openid-configuration", elsewhere)])
+    async with serve_asgi(app) as issuer:
+        settings = OAuthSettings(issuer=issuer, resource="http://127.0.0.1:8765/mcp", fetch_timeout=5)
+        with anyio.fail_after(60), pytest.raises(ConfigurationError) as refused:
+            await McpGateway(whoami_registry()).serve_http(HttpSettings(port=0, oauth=settings))
+    assert "no jwks_uri found" in str(refused.value) and "another issuer's" in str(refused.value)

@@ -23,6 +23,7 @@ from toolmesh._context.identity import Identity
 from toolmesh._core.errors import ConfigurationError
 from toolmesh.gateway._config.oauth_settings import AccessRule, OAuthSettings
 
+from .discovery import discover_jwks
 from .fetch import FetchFailed, fetch_bounded
 from .refusals import InsufficientScope, Refusal
 
@@ -88,6 +89,8 @@ class ResourceServer:
         if self.checker.keys is None:
             return
         try:
+            if not self.checker.keys.url:
+                self.checker.keys.url = await discover_jwks(self.settings)
             await self.checker.keys.load()
         except FetchFailed as exc:
             metadata = self.settings.issuer.rstrip("/") + "/.well-known/oauth-authorization-server"

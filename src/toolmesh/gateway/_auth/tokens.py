@@ -53,13 +53,13 @@ class TokenChecker:
         """(SHA-256 of a valid token, audiences) -> its identity and until when it is remembered."""
         self.keys = (
             SigningKeys(
-                settings.jwks_uri,
+                settings.jwks_uri or "",  # "": found in the issuer's metadata when the gateway starts (``discover``)
                 verify=settings.verify,
                 timeout=settings.fetch_timeout,
                 max_bytes=settings.max_jwks_bytes,
                 refresh_interval=settings.refresh_interval,
             )
-            if settings.jwks_uri is not None
+            if settings.jwks_uri is not None or settings.introspection is None
             else None
         )
 

@@ -32,14 +32,6 @@ def read_oauth(keys: OAuthKeys, folder: Path, origin: str, profiles: Iterable[st
             file, or a value ``OAuthSettings`` refuses.
     """
     key = "serve.auth.oauth"
-    if keys.jwks_uri is None and keys.introspection is None:
-        raise ServerConfigError(
-            "needs 'jwksUri' (JWT access tokens) or 'introspection' (opaque tokens), or both",
-            key=key,
-            fix="Give jwksUri: the 'jwks_uri' the issuer's metadata names "
-            "(<issuer>/.well-known/oauth-authorization-server)",
-            origin=origin,
-        )
     for name, url in (("issuer", keys.issuer), ("resource", keys.resource), ("jwksUri", keys.jwks_uri)):
         if url is not None and url != _checked_url(url):
             raise ServerConfigError(

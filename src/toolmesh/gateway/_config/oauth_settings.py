@@ -2,7 +2,8 @@
 
 ``OAuthSettings`` names the authorization server (``issuer``), the gateway's own resource
 URL (``resource``: the audience every token must carry, RFC 8707), where the issuer's
-signing keys are (``jwks_uri``; or ``introspection`` for opaque tokens, RFC 7662), the
+signing keys are (``jwks_uri``, else found in the issuer's metadata; or ``introspection`` for
+opaque tokens, RFC 7662), the
 scopes every request needs and, per profile, an ``AccessRule`` (scopes and claim values)
 a caller must meet to open it.
 """
@@ -91,7 +92,9 @@ class OAuthSettings:
     """The gateway's own public URL of its default profile (e.g. ``https://tools.example.com/mcp``): the audience
     (``aud``) a token must carry. A profile's own URL is accepted as its audience too."""
     jwks_uri: str | None = None
-    """Where the issuer publishes its signing keys (JWKS); None with ``introspection`` only."""
+    """Where the issuer publishes its signing keys (JWKS). None: with ``introspection``, JWTs are not taken;
+    without it, the ``jwks_uri`` of the issuer's metadata (RFC 8414, else OpenID Connect discovery), read when
+    the gateway starts."""
     introspection: Introspection | None = None
     """Checks tokens that are not JWTs (opaque ones) at the authorization server."""
     scopes: tuple[str, ...] = ()
@@ -123,8 +126,6 @@ class OAuthSettings:
     """A human-readable name, in the protected resource metadata."""
 
     def __post_init__(self) -> None:
-        if self.jwks_uri is None and self.introspection is None:
-            raise ConfigurationError("OAuthSettings needs jwks_uri (JWT access tokens) or introspection, or both")
         check_url(self.issuer, "issuer")
         parts = urlsplit(check_url(self.resource, "resource"))
         if parts.query or parts.fragment:
