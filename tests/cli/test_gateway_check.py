@@ -98,3 +98,18 @@ def test_serve_on_a_port_in_use_says_so(tmp_path: Path) -> None:
         done = CliRunner().invoke(app, ["serve", "-c", str(_native_only(tmp_path)), "--port", str(port)])
     assert done.exit_code == 2, done.output
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr and "Give another --port" in done.stderr
+
+
+def test_oauth_keys_that_cannot_be_fetched_fail_the_check_as_they_would_stop_serve(tmp_path: Path) -> None:
+    oauth = {
+        "issuer": "http://127.0.0.1:9",  # the discard port: nothing listens
+        "resource": "http://127.0.0.1:8765/mcp",
+        "jwksUri": "http://127.0.0.1:9/jwks.json",
+        "fetchTimeoutSeconds": 2,
+    }
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps({"native": [f"{EXAMPLES / 'tools.py'}:registry"], "serve": {"auth": {"oauth": oauth}}}))
+    done = CliRunner().invoke(app, ["check", "-c", str(path)])
+    assert done.exit_code == 1, done.output
+    assert re.search(r"✗ oauth +failed: the gateway cannot check access tokens: .*could not be reached", done.stdout)
+    assert "jwksUri" in done.stdout and "1 failed: oauth" in done.stderr

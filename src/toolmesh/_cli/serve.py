@@ -30,7 +30,9 @@ from rich.text import Text
 from toolmesh._core.errors import ConfigurationError, ToolmeshError
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._rows.rows import McpEntry
+from toolmesh.gateway._auth.resource import ResourceServer
 from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
+from toolmesh.gateway._config.oauth_settings import OAuthSettings
 from toolmesh.gateway._config.observing import observing
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, Profile
 from toolmesh.gateway._config.state_settings import STATE_ENV
@@ -142,7 +144,7 @@ class _Outcome:
     protocol: str | None = None
     error: str | None = None
     detail: str | None = None
-    """What answered, for a line that is not a server's (the shared state)."""
+    """What an ok line says instead of its tool count (the shared state, the ``oauth`` line)."""
 
 
 @app.command(short_help="Connect a gateway config's servers and report each.")
@@ -180,6 +182,8 @@ def check(
             if settings.state is not None:
                 seconds, about, error = await state_health(settings)
                 outcomes.append(_Outcome("state", seconds, error=error and f"{about}: {error}", detail=about))
+            if gateway_config.serve.oauth is not None:
+                outcomes.append(await _check_oauth(gateway_config.serve.oauth, gateway_config.serve.path))
             profiles = _profile_sizes(registry, gateway_config)
             unmatched = unmatched_patterns(gateway_config, (row.name for row in registry.entries()))
             total = len(registry.entries())
@@ -240,6 +244,17 @@ async def _check_servers(registry: ToolRegistry, servers: list[McpServer]) -> li
     return outcomes
 
 
+async def _check_oauth(settings: OAuthSettings, path: str) -> _Outcome:
+    """The ``oauth`` line: the extra is installed and the issuer's keys are fetched, as ``serve`` needs to start."""
+    started = time.perf_counter()
+    try:
+        await ResourceServer(settings, path).prime()
+    except ConfigurationError as exc:
+        return _Outcome("oauth", time.perf_counter() - started, error=str(exc))
+    source = f"signing keys from {settings.jwks_uri}" if settings.jwks_uri else "introspection only"
+    return _Outcome("oauth", time.perf_counter() - started, detail=f"{settings.issuer}, {source}")
+
+
 def _profile_sizes(registry: ToolRegistry, config: GatewayConfig) -> dict[str, int]:
     """How many tools each profile lists (the policy's row rules, then the profile's conditions)."""
     rules = row_rules(config.hooks)
@@ -255,10 +270,8 @@ def _check_lines(outcomes: list[_Outcome]) -> list[Text]:
     width = max(len(o.name) for o in outcomes)
     lines = []
     for o in outcomes:
-        if o.error is None and o.detail is not None:
-            mark, status = Text("✓", style="green"), f"ok  {o.detail}"
-        elif o.error is None:
-            mark, tools = Text("✓", style="green"), f"{o.tools} tool{'s' * (o.tools != 1)}"
+        if o.error is None:
+            mark, tools = Text("✓", style="green"), o.detail or f"{o.tools} tool{'s' * (o.tools != 1)}"
             status = f"ok  {tools}" + (f"  protocol {o.protocol}" if o.protocol else "")
         else:
             mark, status = Text("✗", style="red"), f"failed: {o.error}"

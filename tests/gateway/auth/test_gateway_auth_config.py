@@ -63,6 +63,21 @@ def test_oauth_mistakes_name_the_key(tmp_path: Path, oauth: dict[str, Any], expe
     assert "hunter2" not in str(refused.value)
 
 
+@pytest.mark.parametrize(
+    ("oauth", "key"),
+    [
+        ({**OAUTH, "issuer": "login.example.com"}, "serve.auth.oauth.issuer"),
+        ({**OAUTH, "jwksUri": "http://as.example.com/jwks.json"}, "serve.auth.oauth.jwksUri"),
+    ],
+)
+def test_oauth_mistakes_speak_of_json_keys_not_python_fields(tmp_path: Path, oauth: dict[str, Any], key: str) -> None:
+    oauth = {name: value for name, value in oauth.items() if value is not None}
+    with pytest.raises(ServerConfigError) as refused:
+        _load(tmp_path, {"serve": {"auth": {"oauth": oauth}}})
+    said = str(refused.value)
+    assert f"key '{key}'" in said and "OAuthSettings" not in said and "jwks_uri (" not in said
+
+
 def test_policy_callers_become_for_callers_hooks(tmp_path: Path) -> None:
     callers = [
         {"scopes": ["tools:read"], "denyTools": ["*wipe*"]},

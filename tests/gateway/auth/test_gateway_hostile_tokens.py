@@ -91,6 +91,7 @@ async def test_hostile_tokens_are_refused_with_a_clear_401(tmp_path: Path) -> No
     assert "'none' are not accepted" in answers["alg none"][1]
     assert "'HS256' are not accepted" in answers["HS256 keyed with the public key"][1]
     assert "not valid yet" in answers["not yet valid"][1]
+    assert "nor a bearer token the gateway knows" in answers["not a JWT"][1]  # a mistyped static token lands here
 
 
 async def test_clock_skew_within_the_leeway_is_accepted(tmp_path: Path) -> None:
@@ -184,6 +185,7 @@ async def test_a_gateway_whose_jwks_cannot_be_read_does_not_start(app: Any, said
         async with serve_asgi(served) as url:
             message = await start(url + "/jwks.json")
     assert said in message and "cannot check access tokens" in message
+    assert "jwksUri" in message and "http://127.0.0.1:9/.well-known/oauth-authorization-server" in message  # what to do
 
 
 async def test_opaque_tokens_are_checked_by_introspection(tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ from _oauth_gateway import OAuthScene, oauth_scene, whoami_registry
 from _responses import Reply, ScriptedUpstream, calc_server, serve_asgi
 from toolmesh import ConfigurationError, McpServer, ToolRegistry
 from toolmesh.gateway import HttpSettings, McpGateway, OAuthSettings, ResponsesEndpoint, ResponsesSettings
+from toolmesh.gateway._auth.resource import ResourceServer
 from toolmesh.hooks import AuditLog, audit_file_handler
 
 ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
@@ -88,6 +89,17 @@ async def test_metadata_and_challenges_point_clients_at_the_authorization_server
     assert [s.rstrip("/") for s in root["authorization_servers"]] == [scene.issuer]
     assert set(root["scopes_supported"]) == {"mcp", "tools:admin", "tools:read"}
     assert nothing.status_code == 404
+
+
+@pytest.mark.parametrize(
+    "issuer", ["https://as.example.com", "https://as.example.com/", "https://as.example.com/realm"]
+)
+def test_the_metadata_names_the_issuer_exactly_as_configured(issuer: str) -> None:
+    """Clients compare it with the issuer of the server's own metadata as strings (RFC 8414 3.3): no slash added."""
+    settings = OAuthSettings(issuer=issuer, resource="https://tools.example.com/mcp", jwks_uri=issuer + "/jwks")
+    document = json.loads(bytes(ResourceServer(settings, "/mcp").metadata("").body))
+    assert document["authorization_servers"] == [issuer]
+    assert document["resource"] == "https://tools.example.com/mcp"
 
 
 async def test_keys_rotated_while_serving_are_fetched_once_for_the_new_kid(tmp_path: Path) -> None:

@@ -11,10 +11,12 @@ called with the gateway's own credentials (the spec's confused-deputy rule).
 
 from __future__ import annotations
 
+import functools
+from typing import Any
 from urllib.parse import urlsplit
 
+import httpx2
 from mcp.shared.auth import ProtectedResourceMetadata
-from pydantic import AnyHttpUrl
 from starlette.responses import JSONResponse, Response
 
 from toolmesh._context.identity import Identity
@@ -22,7 +24,7 @@ from toolmesh._core.errors import ConfigurationError
 from toolmesh.gateway._config.oauth_settings import AccessRule, OAuthSettings
 
 from .discovery import discover_jwks
-from .fetch import FetchFailed
+from .fetch import FetchFailed, fetch_bounded
 from .refusals import InsufficientScope, Refusal
 
 __all__ = ["METADATA_PATH", "ResourceServer"]
@@ -52,6 +54,9 @@ class ResourceServer:
         self._audiences: dict[str, tuple[str, ...]] = {}
         self._rules: dict[str, AccessRule] = {}
         """Each profile's rule, made on first use (profiles are a handful, named by the app's routes)."""
+        self.issuer = settings.issuer
+        """The issuer as the protected resource metadata names it: as configured, or as the authorization
+        server's own metadata spells a bare-origin issuer (``prime``)."""
         self._origin = f"{parts.scheme}://{parts.netloc}"
         self._prefix = resource_path[: len(resource_path) - len(path)] if path != "/" else resource_path
 
@@ -80,6 +85,7 @@ class ResourceServer:
         Raises:
             ConfigurationError: the JWKS is unreachable, slow, too large or holds no signing key.
         """
+        await self._spell_issuer()
         if self.checker.keys is None:
             return
         try:
@@ -87,7 +93,40 @@ class ResourceServer:
                 self.checker.keys.url = await discover_jwks(self.settings)
             await self.checker.keys.load()
         except FetchFailed as exc:
-            raise ConfigurationError(f"the gateway cannot check access tokens: {exc}") from None
+            metadata = self.settings.issuer.rstrip("/") + "/.well-known/oauth-authorization-server"
+            raise ConfigurationError(
+                f"the gateway cannot check access tokens: {exc}. Check the keys' URL (jwksUri; jwks_uri in Python): "
+                f"it is the 'jwks_uri' the issuer's metadata names ({metadata}, or /.well-known/openid-configuration); "
+                "trust a private CA with caFile"
+            ) from None
+
+    async def _spell_issuer(self) -> None:
+        """Publish a bare-origin issuer as the authorization server's metadata spells it, trailing slash or not.
+
+        Clients compare the issuer of the authorization server's metadata with the one this gateway names
+        as strings (RFC 8414 section 3.3), and ``https://as.example.com`` is often configured for an
+        ``https://as.example.com/`` issuer, or the other way round. Best effort: no metadata, no change.
+        """
+        configured = self.settings.issuer
+        if urlsplit(configured).path not in ("", "/"):
+            return
+        bare = configured.rstrip("/")
+        for well_known in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
+            url = bare + well_known
+            try:
+                document = await fetch_bounded(
+                    functools.partial(_get_json, url=url),
+                    verify=self.settings.verify,
+                    seconds=self.settings.fetch_timeout,
+                    max_bytes=self.settings.max_jwks_bytes,
+                    what=f"the metadata at {url}",
+                )
+            except FetchFailed:
+                continue
+            spelt = document.get("issuer") if isinstance(document, dict) else None
+            if isinstance(spelt, str) and spelt.rstrip("/") == bare:
+                self.issuer = spelt
+            return
 
     async def identity(self, token: str, path: str, profile: str) -> Identity:
         """The caller of a request to the endpoint at ``path`` (of ``profile``) with ``token``.
@@ -126,15 +165,25 @@ class ResourceServer:
     def metadata(self, path: str) -> Response:
         """The Protected Resource Metadata of the endpoint at ``path`` (``""``: the gateway's resource)."""
         resource = self.url(path) if path else self.settings.resource
-        document = ProtectedResourceMetadata(
-            resource=AnyHttpUrl(resource),
-            authorization_servers=[AnyHttpUrl(self.settings.issuer)],
-            scopes_supported=self.settings.supported_scopes() or None,
-            resource_name=self.settings.resource_name,
+        # Validated from strings, so the issuer is published exactly as configured: clients compare it
+        # with the issuer of the authorization server's metadata as strings (RFC 8414 section 3.3), and
+        # ``AnyHttpUrl("https://as.example.com")`` would add a trailing slash that metadata may not have.
+        document = ProtectedResourceMetadata.model_validate(
+            {
+                "resource": resource,
+                "authorization_servers": [self.issuer],
+                "scopes_supported": self.settings.supported_scopes() or None,
+                "resource_name": self.settings.resource_name,
+            }
         )
         return JSONResponse(
             document.model_dump(mode="json", exclude_none=True), headers={"Cache-Control": "public, max-age=300"}
         )
+
+
+def _get_json(client: httpx2.AsyncClient, *, url: str) -> Any:
+    """A streamed GET of ``url`` asking for JSON (for ``fetch_bounded``)."""
+    return client.stream("GET", url, headers={"Accept": "application/json"})
 
 
 def _quoted(text: str) -> str:

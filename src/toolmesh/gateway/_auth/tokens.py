@@ -95,7 +95,7 @@ class TokenChecker:
         header = _jws_header(token)
         if header is None:
             if self.settings.introspection is None:
-                raise InvalidToken("the token is not a JWT")
+                raise InvalidToken("the token is not a JWT, nor a bearer token the gateway knows")
             return await self._introspect(self.settings.introspection, token, audiences)
         if self.keys is None:
             raise InvalidToken("this resource takes no JWT access tokens")

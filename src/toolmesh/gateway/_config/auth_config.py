@@ -19,7 +19,7 @@ from toolmesh._policy.limits import RateLimit
 from toolmesh._policy.rules import AllowServers, AllowTools, DenyServers, DenyTools
 
 from .keys import CallerRuleKeys, OAuthKeys, PolicyKeys
-from .oauth_settings import SIGNING_ALGORITHMS, AccessRule, Introspection, OAuthSettings
+from .oauth_settings import SIGNING_ALGORITHMS, AccessRule, Introspection, OAuthSettings, check_url
 
 __all__ = ["caller_hooks", "pattern_rules", "read_oauth"]
 
@@ -32,6 +32,11 @@ def read_oauth(keys: OAuthKeys, folder: Path, origin: str, profiles: Iterable[st
             file, or a value ``OAuthSettings`` refuses.
     """
     key = "serve.auth.oauth"
+    for name, url in (("issuer", keys.issuer), ("resource", keys.resource), ("jwksUri", keys.jwks_uri)):
+        if url is not None and url != _checked_url(url):
+            raise ServerConfigError(
+                f"must be an https URL (http only on a loopback host), got {url!r}", key=f"{key}.{name}", origin=origin
+            )
     if not urlsplit(keys.resource).path.rstrip("/").endswith(path.rstrip("/")):
         raise ServerConfigError(
             f"the gateway's public URL must end with its path {path!r}",
@@ -152,3 +157,11 @@ def caller_hooks(rules: list[CallerRuleKeys], origin: str) -> list[Hook]:
 
 def _claims(claims: dict[str, list[str] | str]) -> dict[str, tuple[str, ...]]:
     return {name: (value,) if isinstance(value, str) else tuple(value) for name, value in claims.items()}
+
+
+def _checked_url(url: str) -> str | None:
+    """``url`` when ``OAuthSettings`` takes it as a URL, else None (the JSON key is named by the caller)."""
+    try:
+        return check_url(url, "url")
+    except ConfigurationError:
+        return None
