@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import anyio
 from anyio.abc import Process
 
-from _servers import _port_open, free_port, stop_process
+from _servers import ROOT, _port_open, free_port, stop_process
 
 _STARTUP_TIMEOUT = 60.0
 
@@ -109,27 +109,25 @@ class Front(str):
     port: int
 
 
+HAPROXY_TEMPLATE = ROOT / "examples" / "deploy" / "haproxy.cfg"
+"""The deployment guide's HAProxy config: the tests serve it with their own bind address and servers."""
+
+
 def haproxy_config(port: int, backends: Sequence[str]) -> str:
-    """An HAProxy config: HTTP mode, round-robin over `backends` (base URLs), streams kept open."""
-    lines = [
-        "global",
-        "    maxconn 4096",
-        "defaults",
-        "    mode http",
-        "    timeout connect 5s",
-        "    timeout client 120s",
-        "    timeout server 120s",
-        "    timeout tunnel 120s",
-        "    option http-server-close",
-        "frontend gateway",
-        f"    bind 127.0.0.1:{port}",
-        "    default_backend replicas",
-        "backend replicas",
-        "    balance roundrobin",
-    ]
-    for index, backend in enumerate(backends):
-        parts = urlsplit(backend)
-        lines.append(f"    server replica{index} {parts.hostname}:{parts.port} check inter 500ms fall 2 rise 1")
+    """The guide's HAProxy config (round-robin over `backends`, base URLs) bound to 127.0.0.1:`port`."""
+    lines: list[str] = []
+    for line in HAPROXY_TEMPLATE.read_text().splitlines():
+        stripped = line.strip()
+        if stripped.startswith("bind "):
+            lines.append(f"    bind 127.0.0.1:{port}")
+        elif stripped.startswith("server replica"):
+            if not any(other.strip().startswith("server replica") for other in lines):
+                for index, backend in enumerate(backends, start=1):
+                    parts = urlsplit(backend)
+                    options = stripped.split(maxsplit=3)[3]  # after "server NAME ADDRESS"
+                    lines.append(f"    server replica{index} {parts.hostname}:{parts.port} {options}")
+        else:
+            lines.append(line)
     return "\n".join(lines) + "\n"
 
 
