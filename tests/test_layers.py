@@ -29,6 +29,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("toolmesh.bridges",),
     ("toolmesh.gateway._config",),
     ("toolmesh.gateway._shared",),
+    ("toolmesh.gateway._sessions",),
     ("toolmesh.gateway._mcp_face", "toolmesh.gateway._responses"),
     ("toolmesh._cli",),
 )

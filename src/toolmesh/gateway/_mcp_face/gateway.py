@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.lowlevel.server import Server
@@ -33,6 +33,9 @@ from .face import ProfileFace
 from .lifecycle import Lifecycle, serve, session_managers
 from .passthrough import Upstream
 from .rounds import InputRounds
+
+if TYPE_CHECKING:
+    from toolmesh.gateway._sessions.deployment import SharedSessions
 
 __all__ = ["McpGateway"]
 
@@ -217,14 +220,21 @@ class McpGateway:
         async with self.running(), stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    def http_app(self, settings: HttpSettings, *, responses: AppExtension | None = None) -> Starlette:
+    def http_app(
+        self,
+        settings: HttpSettings,
+        *,
+        responses: AppExtension | None = None,
+        sessions: SharedSessions | None = None,
+    ) -> Starlette:
         """The ASGI app serving every profile: ``{path}`` the default one, ``/<profile>{path}`` the others.
 
         Its lifespan runs the profiles' session managers: serve it with an ASGI server
         that runs lifespans (uvicorn does). With ``responses``, the app also serves that
-        Responses endpoint (``/v1/responses``), open for the app's lifetime.
+        Responses endpoint (``/v1/responses``), open for the app's lifetime. With ``sessions``,
+        2025-11-25 sessions are kept in Redis, so that any replica serves them.
         """
-        managers = session_managers(settings, self._faces)
+        managers = session_managers(settings, self._faces, sessions)
         app = build_app(settings, managers, Lifecycle(managers, self._faces, self.running).lifespan)
         if responses is not None:
             responses.mount(app)
@@ -236,6 +246,7 @@ class McpGateway:
         *,
         on_ready: Callable[[str], None] | None = None,
         responses: AppExtension | None = None,
+        sessions: SharedSessions | None = None,
     ) -> None:
         """Serve every profile over HTTP with uvicorn until cancelled; then close every client session.
 
@@ -245,7 +256,7 @@ class McpGateway:
         Raises:
             OSError: when the address cannot be bound.
         """
-        managers = session_managers(settings, self._faces)
+        managers = session_managers(settings, self._faces, sessions)
         lifecycle = Lifecycle(managers, self._faces, self.running)
         app = build_app(settings, managers, None)
         if responses is None:
