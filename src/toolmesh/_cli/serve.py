@@ -28,8 +28,9 @@ from rich.text import Text
 from toolmesh._core.errors import ConfigurationError, ToolmeshError
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._rows.rows import McpEntry
-from toolmesh.gateway._config.config import GatewayConfig
+from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, Profile
+from toolmesh.gateway._config.state_settings import STATE_ENV
 from toolmesh.gateway._config.unmatched import unmatched_patterns
 from toolmesh.gateway._mcp_face.gateway import McpGateway
 from toolmesh.gateway._responses.settings import settings_from_config
@@ -53,12 +54,24 @@ from .app import (
     run_guarded,
 )
 from .server_log import stderr_tail, tail_note
+from .shared_state import open_shared_state, state_health
 
 __all__ = ["BUNDLED_CONFIG", "check", "config_path", "serve"]
 
 _T = TypeVar("_T")
 StrictOption = Annotated[
     bool, typer.Option("--strict", help="A policy or profile pattern that matches nothing is an error (exit 2).")
+]
+StateOption = Annotated[
+    str | None,
+    typer.Option(
+        "--state",
+        metavar="URL",
+        envvar=STATE_ENV,
+        show_envvar=True,
+        help="Where shared state lives: memory (this process, the default) or redis://host:port/db "
+        "(every replica given the same URL shares limits, approvals, pins and catalog changes).",
+    ),
 ]
 _STOPPING = "stopping: closing the client sessions, the upstream sessions and the servers… (again: kill them now)"
 
@@ -124,6 +137,8 @@ class _Outcome:
     tools: int | None = None
     protocol: str | None = None
     error: str | None = None
+    detail: str | None = None
+    """What answered, for a line that is not a server's (the shared state)."""
 
 
 @app.command(short_help="Connect a gateway config's servers and report each.")
@@ -132,9 +147,11 @@ def check(
     server_stderr: StderrOption = False,
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
     strict: StrictOption = False,
+    state: StateOption = None,
 ) -> None:
     """Connect everything the gateway config names and report each server; exit 1 if any failed."""
     gateway_config = load_config(config, max_config_bytes)
+    settings = _with_state(gateway_config.serve, state)
     sources = Sources([], gateway_config.servers, skip_failures=True, server_stderr=server_stderr)
     stdio = {server.label for server in gateway_config.servers if server.transport == "stdio"}
 
@@ -154,6 +171,9 @@ def check(
             outcomes.insert(0, _Outcome("native", time.perf_counter() - started, tools=native))
         async with registry:
             outcomes.extend(await _check_servers(registry, gateway_config.servers))
+            if settings.state is not None:
+                seconds, about, error = await state_health(settings)
+                outcomes.append(_Outcome("state", seconds, error=error and f"{about}: {error}", detail=about))
             profiles = _profile_sizes(registry, gateway_config)
             unmatched = unmatched_patterns(gateway_config, (row.name for row in registry.entries()))
             total = len(registry.entries())
@@ -229,7 +249,9 @@ def _check_lines(outcomes: list[_Outcome]) -> list[Text]:
     width = max(len(o.name) for o in outcomes)
     lines = []
     for o in outcomes:
-        if o.error is None:
+        if o.error is None and o.detail is not None:
+            mark, status = Text("✓", style="green"), f"ok  {o.detail}"
+        elif o.error is None:
             mark, tools = Text("✓", style="green"), f"{o.tools} tool{'s' * (o.tools != 1)}"
             status = f"ok  {tools}" + (f"  protocol {o.protocol}" if o.protocol else "")
         else:
@@ -276,6 +298,7 @@ def serve(
     server_stderr: StderrOption = False,
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
     strict: StrictOption = False,
+    state: StateOption = None,
 ) -> None:
     """Serve the catalog as one MCP endpoint (profiles at /<profile><path>) until Ctrl-C or SIGTERM."""
     if transport not in (None, "http", "stdio"):
@@ -288,7 +311,7 @@ def serve(
         "port": port,
         "stateless": stateless,
     }
-    settings = dataclasses.replace(gateway_config.serve, **{k: v for k, v in given.items() if v is not None})
+    settings = _with_state(gateway_config.serve, state, **{k: v for k, v in given.items() if v is not None})
     known = [DEFAULT_PROFILE, *gateway_config.profiles]
     if settings.profile not in known:
         fail(f"--profile {settings.profile!r}: no such profile; the profiles are {', '.join(known)}")
@@ -318,7 +341,7 @@ def serve(
     async def work(log_path: str | None) -> bool:
         with contextlib.redirect_stdout(sys.stderr) if stdio else contextlib.nullcontext():
             registry = gateway_config.registry()  # a module printing as it loads must not break stdio
-        async with registry:
+        async with await open_shared_state(settings) as shared, registry:
             if gateway_config.servers:
                 await connect(registry, sources, log_path)
             unmatched = unmatched_patterns(gateway_config, (row.name for row in registry.entries()))
@@ -334,6 +357,7 @@ def serve(
                 profiles={name: p.allows for name, p in gateway_config.profiles.items()},
                 hooks=gateway_config.hooks,
                 search=[name for name, p in gateway_config.profiles.items() if p.search],
+                state=shared,
             )
             sizes = _profile_sizes(registry, gateway_config)
             with upstream_lines():
@@ -342,6 +366,17 @@ def serve(
 
     run_guarded(sources, work, stop_signals=(signal.SIGINT, signal.SIGTERM), first=_STOPPING)
     note("stopped: the client sessions, the upstream sessions and the servers' processes are closed")
+
+
+def _with_state(settings: ServeSettings, state: str | None, **given: Any) -> ServeSettings:
+    """The file's serve settings with the command line's (``--state`` and ``$TOOLMESH_STATE`` first); exits 2 on a
+    combination that cannot work."""
+    if state is not None:
+        given["state"] = state
+    try:
+        return dataclasses.replace(settings, **given)
+    except ConfigurationError as exc:
+        fail(str(exc))
 
 
 def _require_openai() -> None:

@@ -61,6 +61,9 @@ class ServeKeys(BaseModel):
     allowed_hosts: list[str] = Field(default_factory=list, alias="allowedHosts")
     allowed_origins: list[str] = Field(default_factory=list, alias="allowedOrigins")
     auth: AuthKeys | None = None
+    state: str | None = None
+    state_prefix: str | None = Field(None, alias="statePrefix")
+    workers: int = Field(1, ge=1, le=256)
 
 
 class NamesKeys(BaseModel):

@@ -23,6 +23,8 @@ from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._hooks.actions import Hook
 from toolmesh._hooks.stack import HookStack
 from toolmesh._rows.rows import Entry
+from toolmesh._state.backend import StateBackend, share_state
+from toolmesh._state.memory import MemoryState
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, PROFILE_NAME
 from toolmesh.gateway._shared.catalog_view import CatalogView, row_rules, server_rules
@@ -59,6 +61,7 @@ class McpGateway:
         name: str = "toolmesh",
         instructions: str | None = None,
         search: Iterable[str] = (),
+        state: StateBackend | None = None,
     ) -> None:
         """Args:
         registry: The catalog to serve (its owner opens and closes it).
@@ -68,6 +71,10 @@ class McpGateway:
         instructions: Instructions for the model, sent to clients.
         search: Profiles (``"default"`` included) served in search mode: two tools,
             ``search_tools`` and ``call_tool``, instead of every row.
+        state: Where state shared across replicas lives (the caller opens and closes it).
+            A shared one (``RedisState``) is given to every hook that keeps state
+            (rate and concurrency limits, pins), and carries catalog changes to every
+            replica's clients; None keeps everything in this process.
 
         Raises:
             ConfigurationError: for a profile named ``"default"`` or a name that cannot
@@ -93,6 +100,10 @@ class McpGateway:
         for profile in searched - predicates.keys():
             raise ConfigurationError(f"McpGateway: search names profile {profile!r}, which does not exist")
         self.registry = registry
+        self.state: StateBackend = state if state is not None else MemoryState()
+        """The state backend (in-process unless one was given)."""
+        if self.state.shared:
+            share_state(hooks, self.state)
         self._hooks = HookStack(hooks)
         rules, servers = row_rules(self._hooks), server_rules(self._hooks)
         upstream = Upstream(registry)
