@@ -47,7 +47,7 @@ def only_look(entry: Entry) -> bool:
 
 
 @asynccontextmanager
-async def serving(gateway: McpGateway, settings: HttpSettings | None = None, **options: Any) -> AsyncIterator[str]:
+async def serving(gateway: McpGateway, settings: HttpSettings | None = None) -> AsyncIterator[str]:
     """Serve ``gateway`` on a free loopback port for the block; yields the base URL (``http://127.0.0.1:P``).
 
     Leaving the block cancels ``serve_http``, which closes every client session.
@@ -62,7 +62,7 @@ async def serving(gateway: McpGateway, settings: HttpSettings | None = None, **o
     async with anyio.create_task_group() as group:
 
         async def serve() -> None:
-            await gateway.serve_http(settings or HttpSettings(port=0), on_ready=on_ready, **options)
+            await gateway.serve_http(settings or HttpSettings(port=0), on_ready=on_ready)
 
         group.start_soon(serve)
         with anyio.fail_after(60):

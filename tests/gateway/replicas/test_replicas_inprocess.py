@@ -10,14 +10,12 @@ import anyio
 import httpx2
 import mcp
 import mcp_types
-import redis.asyncio
 from mcp.client.streamable_http import streamable_http_client
 
 from _gateway import serving
 from _servers import fixture_module
 from _services import haproxy, redis_server
-from toolmesh.gateway import McpGateway
-from toolmesh.gateway._sessions.deployment import SharedSessions
+from toolmesh.gateway import McpGateway, RedisState
 
 REPLICA_HEADER = "x-toolmesh-replica"
 
@@ -26,27 +24,25 @@ REPLICA_HEADER = "x-toolmesh-replica"
 async def two_gateways() -> AsyncIterator[tuple[str, list[str]]]:
     registry = fixture_module("replica_tools.py").registry
     served: list[str] = []
-    async with redis_server() as server:
-        client = redis.asyncio.Redis.from_url(server.url)
-        try:
-            sessions = [SharedSessions(client, "tm-test", replica=name) for name in ("a", "b")]
-            async with (
-                serving(McpGateway(registry), sessions=sessions[0]) as first,
-                serving(McpGateway(registry), sessions=sessions[1]) as second,
-                haproxy([first, second]) as front,
-            ):
-                yield f"{front}/mcp", served
-        finally:
-            await client.aclose()
+    async with (
+        redis_server() as server,
+        RedisState(server.url, prefix="tm-test:") as one,
+        RedisState(server.url, prefix="tm-test:") as other,
+        serving(McpGateway(registry, state=one)) as first,
+        serving(McpGateway(registry, state=other)) as second,
+        haproxy([first, second]) as front,
+    ):
+        yield f"{front}/mcp", served
 
 
-def _client(url: str, served: list[str], answered: list[str] | None = None, **options: Any) -> mcp.Client:
+def _client(url: str, served: list[str], posts: list[tuple[str, str]] | None = None, **options: Any) -> mcp.Client:
     async def seen(response: httpx2.Response) -> None:
         replica = response.headers.get(REPLICA_HEADER, "?")
         served.append(replica)
         request = response.request
-        if answered is not None and request.method == "POST" and b'"method"' not in request.content:
-            answered.append(replica)  # a POST carrying the client's answer to a server's request
+        if posts is not None and request.method == "POST":
+            kind = "call" if b'"tools/call"' in request.content else "other"
+            posts.append(("answer" if b'"method"' not in request.content else kind, replica))
 
     http = httpx2.AsyncClient(timeout=60, event_hooks={"response": [seen]})
     return mcp.Client(streamable_http_client(url, http_client=http), mode="legacy", **options)
@@ -63,21 +59,20 @@ async def test_a_legacy_session_continues_on_the_other_replica() -> None:
 
 
 async def test_an_elicitation_answer_reaching_the_other_replica_finds_the_call() -> None:
-    askers: list[str] = []
-    answered: list[str] = []
+    posts: list[tuple[str, str]] = []
 
     async def answer(context: Any, params: mcp_types.ElicitRequestParams) -> mcp_types.ElicitResult:
-        askers.append(str(context.request_id))
         return mcp_types.ElicitResult(action="accept", content={"name": "Ada"})
 
     async with two_gateways() as (url, served):
         with anyio.fail_after(120):
-            async with _client(url, served, answered, elicitation_callback=answer) as client:
+            async with _client(url, served, posts, elicitation_callback=answer) as client:
                 for _ in range(6):
                     result = await client.call_tool("ask_name", {})
                     assert result.content[0].text == "hello Ada", result  # type: ignore[union-attr]
-    # the request ids name the replica that asked (gateway "a" is HAProxy's replica1, "b" replica2)
-    asked_by = [{"a": "replica1", "b": "replica2"}[asker.split("~")[1]] for asker in askers]
-    assert len(asked_by) == len(answered) == 6
-    crossed = [asker != reached for asker, reached in zip(asked_by, answered, strict=True)]
-    assert sum(crossed) >= 5, (asked_by, answered)  # round-robin: the answer goes to the other replica
+    # each call's answer is posted after the call, while it runs on the replica that asked
+    calls = [replica for kind, replica in posts if kind == "call"]
+    answers = [replica for kind, replica in posts if kind == "answer"]
+    assert len(calls) == len(answers) == 6
+    crossed = [asker != reached for asker, reached in zip(calls, answers, strict=True)]
+    assert sum(crossed) >= 5, posts  # round-robin: the answer goes to the other replica

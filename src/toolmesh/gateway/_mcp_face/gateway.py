@@ -104,6 +104,7 @@ class McpGateway:
         """The state backend (in-process unless one was given)."""
         if self.state.shared:
             share_state(hooks, self.state)
+        self._sessions: SharedSessions | None = None
         self._hooks = HookStack(hooks)
         rules, servers = row_rules(self._hooks), server_rules(self._hooks)
         upstream = Upstream(registry)
@@ -219,6 +220,14 @@ class McpGateway:
 
     # -- transports ---------------------------------------------------------------
 
+    def _shared_sessions(self) -> SharedSessions | None:
+        """2025-11-25 sessions in the shared state (one replica name per gateway), or None without one."""
+        if self._sessions is None and self.state.shared:
+            from toolmesh.gateway._sessions.deployment import SharedSessions  # imports redis: only when shared
+
+            self._sessions = SharedSessions.of(self.state)
+        return self._sessions
+
     async def run_stdio(self, profile: str = DEFAULT_PROFILE) -> None:
         """Serve one profile on this process's stdin/stdout until stdin ends.
 
@@ -236,16 +245,15 @@ class McpGateway:
         settings: HttpSettings,
         *,
         responses: AppExtension | None = None,
-        sessions: SharedSessions | None = None,
     ) -> Starlette:
         """The ASGI app serving every profile: ``{path}`` the default one, ``/<profile>{path}`` the others.
 
         Its lifespan runs the profiles' session managers: serve it with an ASGI server
         that runs lifespans (uvicorn does). With ``responses``, the app also serves that
-        Responses endpoint (``/v1/responses``), open for the app's lifetime. With ``sessions``,
-        2025-11-25 sessions are kept in Redis, so that any replica serves them.
+        Responses endpoint (``/v1/responses``), open for the app's lifetime. With a shared
+        state backend, 2025-11-25 sessions are kept in it, so that any replica serves them.
         """
-        managers = session_managers(settings, self._faces, sessions)
+        managers = session_managers(settings, self._faces, self._shared_sessions())
         app = build_app(settings, managers, Lifecycle(managers, self._faces, self.running).lifespan)
         if responses is not None:
             responses.mount(app)
@@ -257,7 +265,6 @@ class McpGateway:
         *,
         on_ready: Callable[[str], None] | None = None,
         responses: AppExtension | None = None,
-        sessions: SharedSessions | None = None,
     ) -> None:
         """Serve every profile over HTTP with uvicorn until cancelled; then close every client session.
 
@@ -267,7 +274,7 @@ class McpGateway:
         Raises:
             OSError: when the address cannot be bound.
         """
-        managers = session_managers(settings, self._faces, sessions)
+        managers = session_managers(settings, self._faces, self._shared_sessions())
         lifecycle = Lifecycle(managers, self._faces, self.running)
         app = build_app(settings, managers, None)
         if responses is None:

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcp.server.transport_security import TransportSecuritySettings
+
+from toolmesh._state.backend import StateBackend
 
 from .manager import SharedSessionManager
 from .store import SessionStore
@@ -24,13 +27,21 @@ class SharedSessions:
 
     redis: Redis
     """The deployment's Redis client (``redis.asyncio``)."""
-    prefix: str
-    """The deployment's key prefix: replicas with the same prefix share their sessions."""
+    key: Callable[[str], str]
+    """The deployment's key of a name (``StateBackend.key``): replicas with the same prefix share their sessions."""
     replica: str = field(default_factory=lambda: secrets.token_hex(6))
     """This replica's name, unique in the deployment (it routes answers to the replica that asked)."""
 
     def __repr__(self) -> str:
-        return f"SharedSessions(prefix={self.prefix!r}, replica={self.replica!r})"
+        return f"SharedSessions(replica={self.replica!r})"
+
+    @classmethod
+    def of(cls, state: StateBackend) -> SharedSessions | None:
+        """The sessions kept in ``state``'s Redis (None when the state is this process's own)."""
+        client = getattr(state, "client", None)
+        if not state.shared or client is None:
+            return None
+        return cls(client, state.key)
 
     def manager(
         self,
@@ -43,7 +54,7 @@ class SharedSessions:
         """The session manager of one profile's MCP server."""
         return SharedSessionManager(
             server,
-            SessionStore(self.redis, self.prefix, profile),
+            SessionStore(self.redis, self.key, profile),
             self.replica,
             security_settings=security_settings,
             max_request_body_size=max_request_body_size,

@@ -33,8 +33,10 @@ __all__ = ["SharedEventStore", "event_id"]
 _ENTRY_ID = re.compile(r"\d{1,20}-\d{1,20}")
 _MAX_STREAM_ID = 256
 """Characters of an SSE stream id (a request id, chosen by the client) accepted in an event id."""
-_FOLLOW_BLOCK_MS = 5000
-"""How long one wait for the next event lasts; between waits, a follower checks the session still exists."""
+_FOLLOW_BLOCK_MS = 1000
+"""How long one wait for the next event lasts (shorter than the client's socket timeout)."""
+_ALIVE_CHECK = 10
+"""Every this many waits without an event, a follower checks that the session still exists."""
 
 
 def event_id(entry_id: str, stream_id: str) -> str:
@@ -65,10 +67,14 @@ class SharedEventStore(EventStore):
         if not _ENTRY_ID.fullmatch(entry) or not stream_id or len(stream_id) > _MAX_STREAM_ID:
             return None
         after = entry
+        quiet = 0
         while True:
             events = await self._store.read_events(self._session, stream_id, after, _FOLLOW_BLOCK_MS)
-            if not events and not await self._store.exists(self._session):
-                return stream_id  # the session ended (deleted or expired): nothing more will come
+            quiet = 0 if events else quiet + 1
+            if quiet >= _ALIVE_CHECK:
+                quiet = 0
+                if not await self._store.exists(self._session):
+                    return stream_id  # the session ended (deleted or expired): nothing more will come
             for entry_id, data in events:
                 after = entry_id
                 if not data:

@@ -76,6 +76,8 @@ _SCOPE_KEY = "toolmesh.shared_session"
 _MAX_CLIENT_JSON = 64 * 1024
 """Characters of a client's capabilities and info a session record keeps (more: other replicas see none)."""
 _ANSWER_HEADERS = [(b"content-type", b"application/json"), (b"accept", b"application/json, text/event-stream")]
+_ANSWER_WAIT = 1.0
+"""Seconds one wait for a forwarded answer lasts (shorter than the client's socket timeout)."""
 _REDIS_DOWN = "the gateway's shared session state (Redis) cannot be reached: retry shortly"
 
 
@@ -289,10 +291,11 @@ class SharedSessionManager(StreamableHTTPSessionManager):
             try:
                 async with self.store.redis.pubsub() as pubsub:
                     await pubsub.subscribe(self.store.answers_channel(self.replica))
-                    async for message in pubsub.listen():
-                        if message.get("type") == "message":
+                    while True:
+                        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=_ANSWER_WAIT)
+                        if message is not None and message.get("type") == "message":
                             await self._post_answer(message.get("data"))
-            except RedisError as exc:
+            except (RedisError, OSError) as exc:
                 logger.warning("the answers channel was lost (%s): subscribing again", type(exc).__name__)
                 await anyio.sleep(1.0)
 

@@ -2,13 +2,13 @@
 
 Keys (``P`` is the deployment's key prefix, ``F`` the profile, ``S`` a session id):
 
-* ``P:session:F:S`` — the session record (JSON): the negotiated protocol version, the
+* ``Psession:F:S`` — the session record (JSON): the negotiated protocol version, the
   client's ``initialize`` params (capabilities, client info), its log level and who owns
   it. Its TTL is the session's idle timeout, renewed by every request (``GETEX``).
-* ``P:events:F:S:<stream>`` — a Redis stream per SSE stream of the session (a request's
+* ``Pevents:F:S:<stream>`` — a Redis stream per SSE stream of the session (a request's
   response stream, or ``_GET_stream``): the SDK's ``EventStore`` (``events.py``). Each
   entry has a TTL too, and the stream is capped in length.
-* ``P:answers:F:<replica>`` — a pub/sub channel: a client's answer to a server-to-client
+* ``Panswers:F:<replica>`` — a pub/sub channel: a client's answer to a server-to-client
   request (elicitation, sampling) that reached another replica than the one that asked.
 
 A profile is part of every key: a session opened on one profile's endpoint is unknown on
@@ -18,6 +18,7 @@ another's, as it is in one process.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -73,17 +74,25 @@ class SessionRecord:
 class SessionStore:
     """The Redis keys of one profile's sessions (see the module docstring)."""
 
-    def __init__(self, redis: Redis, prefix: str, profile: str, *, session_ttl: int = SESSION_TTL) -> None:
+    def __init__(
+        self, redis: Redis, key: Callable[[str], str], profile: str, *, session_ttl: int = SESSION_TTL
+    ) -> None:
+        """Args:
+        redis: The deployment's client.
+        key: The deployment's key of a name (its prefix + the name: ``StateBackend.key``).
+        profile: The profile whose sessions these are.
+        session_ttl: Seconds a session lives without a request.
+        """
         self.redis = redis
         self.profile = profile
-        self._base = f"{prefix}:%s:{profile}"
+        self._prefixed = key
         self._session_ttl = session_ttl
 
     def __repr__(self) -> str:
         return f"SessionStore(profile={self.profile!r})"
 
     def _key(self, kind: str, *parts: str) -> str:
-        return ":".join((self._base % kind, *parts))
+        return self._prefixed(":".join((kind, self.profile, *parts)))
 
     async def save(self, session_id: str, record: SessionRecord) -> None:
         await self.redis.set(self._key("session", session_id), record.dump(), ex=self._session_ttl)
