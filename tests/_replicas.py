@@ -49,14 +49,25 @@ class Mesh:
     """The replica that answered each response a `client()` received, in order (HAProxy's header)."""
     statuses: list[int] = field(default_factory=list)
     """The HTTP status of each of those responses, in the same order."""
+    posts: list[tuple[str, str]] = field(default_factory=list)
+    """(kind, replica) of each POST: "call" (a ``tools/call`` without answers), "answer" (a 2025-11-25
+    answer to the server's request, or a 2026-07-28 retry carrying input responses) or "other"."""
 
     @property
     def url(self) -> str:
         return f"{self.front}/mcp"
 
     async def _seen(self, response: httpx2.Response) -> None:
-        self.served.append(response.headers.get(REPLICA_HEADER, "?"))
+        replica = response.headers.get(REPLICA_HEADER, "?")
+        self.served.append(replica)
         self.statuses.append(response.status_code)
+        request = response.request
+        if request.method == "POST":
+            body = request.content
+            if b'"method"' not in body or b'"inputResponses"' in body:
+                self.posts.append(("answer", replica))
+            else:
+                self.posts.append(("call" if b'"tools/call"' in body else "other", replica))
 
     def http_client(self) -> httpx2.AsyncClient:
         """An HTTP client that records which replica answered each response."""

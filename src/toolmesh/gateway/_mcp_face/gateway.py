@@ -9,6 +9,7 @@ does, and closes them when it is closed.
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING, Any
@@ -32,9 +33,10 @@ from toolmesh.gateway._shared.http import build_app
 from toolmesh.gateway._shared.parts import AppExtension, ServedProfile
 
 from .face import ProfileFace
+from .handoff import Handoff
 from .lifecycle import Lifecycle, serve, session_managers
 from .passthrough import Upstream
-from .rounds import InputRounds
+from .rounds import ROUND_TIMEOUT, InputRounds
 
 if TYPE_CHECKING:
     from toolmesh.gateway._sessions.deployment import SharedSessions
@@ -109,6 +111,10 @@ class McpGateway:
         rules, servers = row_rules(self._hooks), server_rules(self._hooks)
         upstream = Upstream(registry)
         self._rounds = InputRounds()
+        self.replica = secrets.token_hex(6)
+        """This gateway's name among the replicas sharing its state (it routes retries and answers back here)."""
+        if self.state.shared:
+            self._rounds.handoff = Handoff(self.state, self.replica, ROUND_TIMEOUT)
         self._faces = {
             profile: ProfileFace(
                 profile,
@@ -208,6 +214,8 @@ class McpGateway:
             async with anyio.create_task_group() as group:
                 group.start_soon(self._fan_out, name="toolmesh gateway list-changed fan-out")
                 self._rounds.group = group
+                if self._rounds.handoff is not None:
+                    group.start_soon(self._rounds.handoff.serve, self._rounds.resume, group)
                 try:
                     yield
                 finally:
@@ -225,7 +233,7 @@ class McpGateway:
         if self._sessions is None and self.state.shared:
             from toolmesh.gateway._sessions.deployment import SharedSessions  # imports redis: only when shared
 
-            self._sessions = SharedSessions.of(self.state)
+            self._sessions = SharedSessions.of(self.state, self.replica)
         return self._sessions
 
     async def run_stdio(self, profile: str = DEFAULT_PROFILE) -> None:

@@ -59,6 +59,8 @@ from starlette.datastructures import Headers
 from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
+from toolmesh._state.errors import StateUnavailableError
+
 from .answers import TaggedWrites, UntaggedReads
 from .events import SharedEventStore
 from .store import SessionRecord, SessionStore
@@ -76,8 +78,6 @@ _SCOPE_KEY = "toolmesh.shared_session"
 _MAX_CLIENT_JSON = 64 * 1024
 """Characters of a client's capabilities and info a session record keeps (more: other replicas see none)."""
 _ANSWER_HEADERS = [(b"content-type", b"application/json"), (b"accept", b"application/json, text/event-stream")]
-_ANSWER_WAIT = 1.0
-"""Seconds one wait for a forwarded answer lasts (shorter than the client's socket timeout)."""
 _REDIS_DOWN = "the gateway's shared session state (Redis) cannot be reached: retry shortly"
 
 
@@ -280,7 +280,7 @@ class SharedSessionManager(StreamableHTTPSessionManager):
         async def forward(replica: str, message: str) -> None:
             try:
                 await self.store.forward_answer(replica, session_id, message)
-            except RedisError as exc:  # the asking replica's request times out, as with a lost answer
+            except (RedisError, StateUnavailableError) as exc:  # the asking replica's request times out
                 logger.warning("an answer for replica %r could not be forwarded: %s", replica, type(exc).__name__)
 
         return forward
@@ -289,14 +289,12 @@ class SharedSessionManager(StreamableHTTPSessionManager):
         """Post the answers other replicas forward here to this replica's copy of their session."""
         while True:
             try:
-                async with self.store.redis.pubsub() as pubsub:
-                    await pubsub.subscribe(self.store.answers_channel(self.replica))
-                    while True:
-                        message = await pubsub.get_message(ignore_subscribe_messages=True, timeout=_ANSWER_WAIT)
-                        if message is not None and message.get("type") == "message":
-                            await self._post_answer(message.get("data"))
-            except (RedisError, OSError) as exc:
-                logger.warning("the answers channel was lost (%s): subscribing again", type(exc).__name__)
+                async with self.store.state.subscribe(self.store.answers_channel(self.replica)) as messages:
+                    async for message in messages:
+                        if isinstance(message, bytes):  # not RESYNC: an answer lost meanwhile: its ask times out
+                            await self._post_answer(message)
+            except StateUnavailableError as exc:  # Redis was not there to subscribe to: try again
+                logger.warning("%s", exc)
                 await anyio.sleep(1.0)
 
     async def _post_answer(self, data: Any) -> None:

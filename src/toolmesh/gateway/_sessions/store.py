@@ -18,9 +18,10 @@ another's, as it is in one process.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+
+from toolmesh._state.backend import StateBackend
 
 if TYPE_CHECKING:
     from redis.asyncio import Redis
@@ -74,25 +75,23 @@ class SessionRecord:
 class SessionStore:
     """The Redis keys of one profile's sessions (see the module docstring)."""
 
-    def __init__(
-        self, redis: Redis, key: Callable[[str], str], profile: str, *, session_ttl: int = SESSION_TTL
-    ) -> None:
+    def __init__(self, state: StateBackend, redis: Redis, profile: str, *, session_ttl: int = SESSION_TTL) -> None:
         """Args:
-        redis: The deployment's client.
-        key: The deployment's key of a name (its prefix + the name: ``StateBackend.key``).
+        state: The deployment's shared state (its key prefix, its pub/sub).
+        redis: Its Redis client.
         profile: The profile whose sessions these are.
         session_ttl: Seconds a session lives without a request.
         """
+        self.state = state
         self.redis = redis
         self.profile = profile
-        self._prefixed = key
         self._session_ttl = session_ttl
 
     def __repr__(self) -> str:
         return f"SessionStore(profile={self.profile!r})"
 
     def _key(self, kind: str, *parts: str) -> str:
-        return self._prefixed(":".join((kind, self.profile, *parts)))
+        return self.state.key(":".join((kind, self.profile, *parts)))
 
     async def save(self, session_id: str, record: SessionRecord) -> None:
         await self.redis.set(self._key("session", session_id), record.dump(), ex=self._session_ttl)
@@ -141,12 +140,13 @@ class SessionStore:
     # -- answers to server-to-client requests ----------------------------------------
 
     def answers_channel(self, replica: str) -> str:
-        return self._key("answers", replica)
+        """The channel name (under the deployment's prefix) of ``replica``'s answers."""
+        return f"answers:{self.profile}:{replica}"
 
     async def forward_answer(self, replica: str, session_id: str, message: str) -> None:
         """Hand a client's answer (a JSON-RPC response, as JSON) to the replica whose request it answers."""
         payload = json.dumps({"session": session_id, "message": message}, separators=(",", ":"))
-        await self.redis.publish(self.answers_channel(replica), payload)
+        await self.state.publish(self.answers_channel(replica), payload.encode())
 
 
 def _text(value: bytes | str) -> str:
