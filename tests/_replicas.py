@@ -49,6 +49,8 @@ class Mesh:
     """The replica that answered each response a `client()` received, in order (HAProxy's header)."""
     statuses: list[int] = field(default_factory=list)
     """The HTTP status of each of those responses, in the same order."""
+    gets: list[str] = field(default_factory=list)
+    """The replica that answered each GET (a 2025-11-25 client's notification stream)."""
     posts: list[tuple[str, str]] = field(default_factory=list)
     """(kind, replica) of each POST: "call" (a ``tools/call`` without answers), "answer" (a 2025-11-25
     answer to the server's request, or a 2026-07-28 retry carrying input responses) or "other"."""
@@ -62,6 +64,8 @@ class Mesh:
         self.served.append(replica)
         self.statuses.append(response.status_code)
         request = response.request
+        if request.method == "GET":
+            self.gets.append(replica)
         if request.method == "POST":
             body = request.content
             if b'"method"' not in body or b'"inputResponses"' in body:
@@ -84,11 +88,11 @@ class Mesh:
         await process.wait()
 
 
-def _config(folder: Path, state: str | None) -> Path:
+def _config(folder: Path, state: str | None, extra: dict[str, Any]) -> Path:
     serve: dict[str, Any] = {"transport": "http", "host": "127.0.0.1"}
     if state is not None:
         serve["state"] = state
-    config = {"native": [f"{FIXTURES / 'replica_tools.py'}:registry"], "serve": serve}
+    config = {"native": [f"{FIXTURES / 'replica_tools.py'}:registry"], "serve": serve, **extra}
     path = folder / "toolmesh.json"
     path.write_text(json.dumps(config))
     return path
@@ -113,11 +117,16 @@ async def _replica(config: Path, name: str, port: int, extra: Sequence[str]) -> 
 
 
 @asynccontextmanager
-async def replicas(count: int, *, state: str | None = None, stateless: bool = False) -> AsyncIterator[Mesh]:
-    """`count` replicas (`--state state` / `--stateless`) behind HAProxy, started together, stopped on exit."""
+async def replicas(
+    count: int, *, state: str | None = None, stateless: bool = False, config: dict[str, Any] | None = None
+) -> AsyncIterator[Mesh]:
+    """`count` replicas (`serve.state` / `--stateless`) behind HAProxy, started together, stopped on exit.
+
+    `config` adds keys to each replica's toolmesh.json (e.g. `mcpServers`, `policy`).
+    """
     extra = ["--stateless"] if stateless else []
     with tempfile.TemporaryDirectory(prefix="toolmesh-replicas-") as folder:
-        config = _config(Path(folder), state)
+        config_path = _config(Path(folder), state, config or {})
         ports = [free_port() for _ in range(count)]
         processes: list[Process | None] = [None] * count
         async with AsyncExitStack() as stack:
@@ -131,7 +140,7 @@ async def replicas(count: int, *, state: str | None = None, stateless: bool = Fa
             stack.push_async_callback(stop_all)
 
             async def start(index: int) -> None:
-                processes[index] = await _replica(config, f"replica{index + 1}", ports[index], extra)
+                processes[index] = await _replica(config_path, f"replica{index + 1}", ports[index], extra)
 
             async with anyio.create_task_group() as group:
                 for index in range(count):

@@ -73,7 +73,7 @@ class SharedEventStore(EventStore):
             quiet = 0 if events else quiet + 1
             if quiet >= _ALIVE_CHECK:
                 quiet = 0
-                if not await self._store.exists(self._session):
+                if await self._store.ended(self._session):
                     return stream_id  # the session ended (deleted or expired): nothing more will come
             for entry_id, data in events:
                 after = entry_id

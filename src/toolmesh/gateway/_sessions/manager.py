@@ -13,11 +13,12 @@ and their records in Redis (``SessionStore``):
 * A request with an ``Mcp-Session-Id`` this replica has no copy of is served by a copy
   built from the record: a connection born ready with the recorded version and client
   params (no second handshake), the client's recorded log level applied. No record (the
-  session was deleted or expired, or never existed) is 404, as the SDK answers; a copy
-  whose record is gone is dropped.
-* Each request renews the record's TTL; ``DELETE`` deletes it (every replica then
-  answers 404 for it). A copy this replica holds ends after ``LOCAL_IDLE`` seconds
-  without a request; the session lives on in Redis.
+  session expired, or never existed) is 404, as the SDK answers.
+* Each request renews the record's TTL; ``DELETE`` turns it into a tombstone (every
+  replica then answers 404 for it and drops its copy). A copy this replica holds ends
+  after ``LOCAL_IDLE`` seconds without a request; the session lives on in Redis.
+* Redis restarted empty: a replica holding a copy of a session writes its record again
+  at the session's next request, so the session goes on.
 * SSE events go to Redis (``SharedEventStore``), and every GET stream follows them, so a
   notification any replica sends on the session reaches the client's GET stream, and a
   stream cut mid-call is resumed on any replica (``Last-Event-ID``).
@@ -89,6 +90,8 @@ class _Copy:
     owner: str | None
     transport: StreamableHTTPServerTransport
     events: SharedEventStore
+    record: SessionRecord | None = None
+    """The session's record as this replica last wrote or read it (None until ``initialize`` is answered)."""
     log_level: str | None = None
     """The recorded log level, until it is applied to this copy's connection."""
 
@@ -105,6 +108,29 @@ def _owner(scope: Scope) -> str | None:
 def _error(status: int, message: str, code: int = mcp_types.INVALID_REQUEST) -> Response:
     body = mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=mcp_types.ErrorData(code=code, message=message))
     return Response(body.model_dump_json(by_alias=True, exclude_none=True), status, media_type="application/json")
+
+
+async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:
+    """Redis cannot be reached: a request is answered with a JSON-RPC error saying to retry (clients show its
+    message, where an HTTP error status loses it); anything else is 503."""
+    if scope["method"] == "POST":
+        body = b""
+        while True:  # bounded: the body-size limit is in front
+            message = await receive()
+            body += message.get("body", b"")
+            if message["type"] != "http.request" or not message.get("more_body", False):
+                break
+        try:
+            request = mcp_types.jsonrpc_message_adapter.validate_json(body)
+        except ValidationError:
+            request = None
+        if isinstance(request, mcp_types.JSONRPCRequest):
+            error = mcp_types.ErrorData(code=mcp_types.INTERNAL_ERROR, message=_REDIS_DOWN)
+            answer = mcp_types.JSONRPCError(jsonrpc="2.0", id=request.id, error=error)
+            response = Response(answer.model_dump_json(by_alias=True, exclude_none=True), media_type="application/json")
+            await response(scope, receive, send)
+            return
+    await _error(503, _REDIS_DOWN, mcp_types.INTERNAL_ERROR)(scope, receive, send)
 
 
 class SharedSessionManager(StreamableHTTPSessionManager):
@@ -164,27 +190,32 @@ class SharedSessionManager(StreamableHTTPSessionManager):
             record = await self.store.load(session_id)
         except RedisError as exc:
             logger.warning("session state unavailable: %s", type(exc).__name__)
-            await _error(503, _REDIS_DOWN, mcp_types.INTERNAL_ERROR)(scope, receive, send)
+            await _unavailable(scope, receive, send)
             return
         copy = self._copies.get(session_id)
-        if record is None or record.owner != owner:
-            if record is None and copy is not None:
+        if record is None and copy is not None and copy.record is not None and not copy.transport.is_terminated:
+            record = copy.record  # Redis lost it (restarted empty): this replica's copy brings it back
+            with contextlib.suppress(RedisError):
+                await self.store.save(session_id, record)
+        if record is None or record.ended or record.owner != owner:
+            if copy is not None and (record is None or record.ended):
                 await self._drop(copy)
             await _error(404, "Session not found")(scope, receive, send)
             return
         if copy is None or copy.transport.is_terminated:
             copy = await self._start(session_id, owner, record)
+        copy.record = record
         if scope["method"] == "GET" and LAST_EVENT_ID_HEADER not in headers:
             try:  # every GET stream follows the session's events in Redis, from now on
                 start = await copy.events.start_of_now()
             except RedisError:
-                await _error(503, _REDIS_DOWN, mcp_types.INTERNAL_ERROR)(scope, receive, send)
+                await _unavailable(scope, receive, send)
                 return
             scope = {**scope, "headers": [*scope["headers"], (LAST_EVENT_ID_HEADER.encode(), start.encode())]}
         await copy.transport.handle_request({**scope, _SCOPE_KEY: copy}, receive, send)
         if copy.transport.is_terminated:  # the client deleted the session
             with anyio.CancelScope(shield=True), contextlib.suppress(RedisError):
-                await self.store.forget(session_id)
+                await self.store.end(session_id, record)
             await self._drop(copy)
 
     async def _open(self, owner: str | None, scope: Scope, receive: Receive, send: Send) -> None:
@@ -213,7 +244,7 @@ class SharedSessionManager(StreamableHTTPSessionManager):
             security_settings=self.security_settings,
             idle_timeout=self._local_idle,
         )
-        copy = _Copy(session_id, owner, transport, events, record.log_level if record is not None else None)
+        copy = _Copy(session_id, owner, transport, events, record, record.log_level if record is not None else None)
         self._copies[session_id] = copy
 
         async def serve(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -265,11 +296,13 @@ class SharedSessionManager(StreamableHTTPSessionManager):
             if ctx.method == "initialize" and isinstance(result, dict):
                 version = result.get("protocolVersion")
                 if isinstance(version, str):
-                    await self.store.save(copy.session_id, SessionRecord(version, _client(ctx.params), copy.owner))
+                    copy.record = SessionRecord(version, _client(ctx.params), copy.owner)
+                    await self.store.save(copy.session_id, copy.record)
             elif ctx.method == "logging/setLevel" and ctx.params is not None:
-                record = await self.store.load(copy.session_id)
-                if record is not None:
-                    await self.store.save(copy.session_id, replace(record, log_level=str(ctx.params.get("level"))))
+                record = await self.store.load(copy.session_id) or copy.record
+                if record is not None and not record.ended:
+                    copy.record = replace(record, log_level=str(ctx.params.get("level")))
+                    await self.store.save(copy.session_id, copy.record)
         except RedisError as exc:
             raise MCPError(mcp_types.INTERNAL_ERROR, _REDIS_DOWN) from exc
         return result

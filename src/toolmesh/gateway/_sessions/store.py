@@ -17,6 +17,7 @@ another's, as it is in one process.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -47,12 +48,12 @@ class SessionRecord:
     """A digest of the credential that opened it (a request with another one is told the session does not exist)."""
     log_level: str | None = None
     """The level of the client's last ``logging/setLevel``."""
+    ended: bool = False
+    """The client deleted the session: every replica answers 404 for it (a tombstone, until it expires)."""
 
     def dump(self) -> str:
-        return json.dumps(
-            {"v": self.protocol_version, "client": self.client, "owner": self.owner, "log": self.log_level},
-            separators=(",", ":"),
-        )
+        data = {"v": self.protocol_version, "client": self.client, "owner": self.owner, "log": self.log_level}
+        return json.dumps({**data, "ended": True} if self.ended else data, separators=(",", ":"))
 
     @classmethod
     def load(cls, raw: bytes | str) -> SessionRecord | None:
@@ -69,6 +70,7 @@ class SessionRecord:
             client if isinstance(client, dict) else None,
             owner if isinstance(owner, str) else None,
             level if isinstance(level, str) else None,
+            data.get("ended") is True,
         )
 
 
@@ -101,11 +103,15 @@ class SessionStore:
         raw = await self.redis.getex(self._key("session", session_id), ex=self._session_ttl)
         return SessionRecord.load(raw) if raw is not None else None
 
-    async def exists(self, session_id: str) -> bool:
-        return bool(await self.redis.exists(self._key("session", session_id)))
+    async def ended(self, session_id: str) -> bool:
+        """Whether the client deleted the session, or no replica knows it any more."""
+        raw = await self.redis.get(self._key("session", session_id))
+        record = SessionRecord.load(raw) if raw is not None else None
+        return record is None or record.ended
 
-    async def forget(self, session_id: str) -> None:
-        await self.redis.delete(self._key("session", session_id))
+    async def end(self, session_id: str, record: SessionRecord) -> None:
+        """The client deleted the session: a tombstone, so that no replica's copy brings it back."""
+        await self.save(session_id, dataclasses.replace(record, ended=True))
 
     # -- SSE events ----------------------------------------------------------------
 
