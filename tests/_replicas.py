@@ -35,7 +35,6 @@ from _servers import FIXTURES, ROOT, free_port, stop_process
 from _services import Front, _wait_listening, haproxy
 
 REPLICA_HEADER = "x-toolmesh-replica"
-_ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
 
 
 @dataclass
@@ -88,6 +87,10 @@ class Mesh:
         await process.wait()
 
 
+def _pythonpath() -> str:
+    return os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
+
+
 def _config(folder: Path, state: str | None, extra: dict[str, Any]) -> Path:
     serve: dict[str, Any] = {"transport": "http", "host": "127.0.0.1"}
     if state is not None:
@@ -101,7 +104,7 @@ def _config(folder: Path, state: str | None, extra: dict[str, Any]) -> Path:
 async def _replica(config: Path, name: str, port: int, extra: Sequence[str]) -> Process:
     process = await anyio.open_process(
         [sys.executable, "-m", "toolmesh", "serve", "-c", str(config), "--port", str(port), *extra],
-        env={**_ENV, "TOOLMESH_TEST_REPLICA": name},
+        env={**os.environ, "PYTHONPATH": _pythonpath(), "TOOLMESH_TEST_REPLICA": name},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=None,  # inherited: pytest shows it on failure
