@@ -67,3 +67,15 @@ def test_workers_over_stdio_or_without_shared_state_are_refused_when_overridden(
         dataclasses.replace(settings, workers=3)
     with pytest.raises(StateConfigError, match="workers apply to HTTP only"):
         dataclasses.replace(settings, workers=3, state="redis://127.0.0.1/0", transport="stdio")
+
+
+def test_rate_and_concurrency_limits_come_from_the_policy(tmp_path: Path) -> None:
+    from toolmesh.policy import ConcurrencyLimit, RateLimit
+
+    policy = {"rateLimits": [{"calls": 10, "per": 60, "tools": ["notes__*"]}], "concurrencyLimits": [{"limit": 2}]}
+    config = _load(tmp_path, {"policy": policy})
+    [rate, slots] = config.hooks
+    assert isinstance(rate, RateLimit) and (rate.calls, rate.per) == (10, 60)
+    assert isinstance(slots, ConcurrencyLimit) and slots.limit == 2
+    with pytest.raises(ServerConfigError, match=r"key 'policy.rateLimits\[0\].calls'"):
+        _load(tmp_path, {"policy": {"rateLimits": [{"calls": 0}]}})

@@ -25,6 +25,7 @@ from toolmesh._core.suggest import closest
 from toolmesh._dispatch.native_loading import add_native, is_file_spec, split_spec
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._hooks.actions import Hook
+from toolmesh._policy.limits import ConcurrencyLimit, RateLimit
 from toolmesh._policy.rules import AllowServers, AllowTools, DenyAnnotated, DenyServers, DenyTools
 from toolmesh._state.backend import StateBackend
 from toolmesh._state.errors import StateConfigError
@@ -293,6 +294,8 @@ def _hooks(policy: PolicyKeys | None, origin: str) -> list[Hook]:
         hooks.append(rule(*patterns))
     if policy.deny_destructive:
         hooks.append(DenyAnnotated(destructive=True, mcp_defaults=True))  # as the gateway's clients read the rows
+    hooks.extend(RateLimit(limit.calls, limit.per, tools=limit.tools) for limit in policy.rate_limits)
+    hooks.extend(ConcurrencyLimit(limit.limit, tools=limit.tools) for limit in policy.concurrency_limits)
     return hooks
 
 

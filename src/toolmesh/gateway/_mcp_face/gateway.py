@@ -37,6 +37,7 @@ from .handoff import Handoff
 from .lifecycle import Lifecycle, serve, session_managers
 from .passthrough import Upstream
 from .rounds import ROUND_TIMEOUT, InputRounds
+from .shared_changes import SharedChanges
 
 if TYPE_CHECKING:
     from toolmesh.gateway._sessions.deployment import SharedSessions
@@ -134,6 +135,7 @@ class McpGateway:
         self._catalog_changed = False
         self._updated: dict[str, str] = {}
         """Resource URI -> server label, of the updates not yet passed on to subscribed clients."""
+        self._shared = SharedChanges(self.state, registry, self._marked) if self.state.shared else None
         self._unsubscribe = registry.on_change(self._changed)
         self._unsubscribe_updates = registry.on_resource_updated(self._resource_updated)
 
@@ -153,7 +155,7 @@ class McpGateway:
         """
         view = self._face(profile).view
         registry = self.registry
-        return ServedProfile(view.snapshot, self._hooks, registry.name_policy, registry.dispatch_settings)
+        return ServedProfile(view.snapshot, self._hooks, registry.name_policy, registry.dispatch_settings, self.state)
 
     def _face(self, profile: str) -> ProfileFace:
         face = self._faces.get(profile)
@@ -172,9 +174,15 @@ class McpGateway:
     # -- list changes -------------------------------------------------------------
 
     def _changed(self, change: CatalogChange) -> None:
+        if self._shared is not None:
+            self._shared.local(change)
+        self._marked(change.server)
+
+    def _marked(self, server: str | None) -> None:
+        """The catalog changed (here, or on another replica): clients of every profile are told."""
         for face in self._faces.values():
             face.view.invalidate()
-        self._servers_changed = self._servers_changed or change.server is not None
+        self._servers_changed = self._servers_changed or server is not None
         self._catalog_changed = True
         if self._wake is not None:
             self._wake.set()
@@ -213,6 +221,8 @@ class McpGateway:
                 return
             async with anyio.create_task_group() as group:
                 group.start_soon(self._fan_out, name="toolmesh gateway list-changed fan-out")
+                if self._shared is not None:
+                    group.start_soon(self._shared.run, name="toolmesh gateway shared catalog changes")
                 self._rounds.group = group
                 if self._rounds.handoff is not None:
                     group.start_soon(self._rounds.handoff.serve, self._rounds.resume, group)
