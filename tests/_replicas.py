@@ -101,10 +101,10 @@ def _config(folder: Path, state: str | None, extra: dict[str, Any]) -> Path:
     return path
 
 
-async def _replica(config: Path, name: str, port: int, extra: Sequence[str]) -> Process:
+async def _replica(config: Path, name: str, port: int, extra: Sequence[str], env: dict[str, str]) -> Process:
     process = await anyio.open_process(
         [sys.executable, "-m", "toolmesh", "serve", "-c", str(config), "--port", str(port), *extra],
-        env={**os.environ, "PYTHONPATH": _pythonpath(), "TOOLMESH_TEST_REPLICA": name},
+        env={**os.environ, **env, "PYTHONPATH": _pythonpath(), "TOOLMESH_TEST_REPLICA": name},
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=None,  # inherited: pytest shows it on failure
@@ -121,11 +121,16 @@ async def _replica(config: Path, name: str, port: int, extra: Sequence[str]) -> 
 
 @asynccontextmanager
 async def replicas(
-    count: int, *, state: str | None = None, stateless: bool = False, config: dict[str, Any] | None = None
+    count: int,
+    *,
+    state: str | None = None,
+    stateless: bool = False,
+    config: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[Mesh]:
     """`count` replicas (`serve.state` / `--stateless`) behind HAProxy, started together, stopped on exit.
 
-    `config` adds keys to each replica's toolmesh.json (e.g. `mcpServers`, `policy`).
+    `config` adds keys to each replica's toolmesh.json (e.g. `mcpServers`, `policy`); `env` to its environment.
     """
     extra = ["--stateless"] if stateless else []
     with tempfile.TemporaryDirectory(prefix="toolmesh-replicas-") as folder:
@@ -143,7 +148,7 @@ async def replicas(
             stack.push_async_callback(stop_all)
 
             async def start(index: int) -> None:
-                processes[index] = await _replica(config_path, f"replica{index + 1}", ports[index], extra)
+                processes[index] = await _replica(config_path, f"replica{index + 1}", ports[index], extra, env or {})
 
             async with anyio.create_task_group() as group:
                 for index in range(count):
