@@ -52,7 +52,7 @@ class Mesh:
     """The replica that answered each GET (a 2025-11-25 client's notification stream)."""
     posts: list[tuple[str, str]] = field(default_factory=list)
     """(kind, replica) of each POST: "call" (a ``tools/call`` without answers), "answer" (a 2025-11-25
-    answer to the server's request, or a 2026-07-28 retry carrying input responses) or "other"."""
+    answer to the server's request, or a 2026-07-28 retry carrying input responses), "listen" or "other"."""
 
     @property
     def url(self) -> str:
@@ -70,7 +70,8 @@ class Mesh:
             if b'"method"' not in body or b'"inputResponses"' in body:
                 self.posts.append(("answer", replica))
             else:
-                self.posts.append(("call" if b'"tools/call"' in body else "other", replica))
+                kind = "call" if b'"tools/call"' in body else "listen" if b'"subscriptions/listen"' in body else "other"
+                self.posts.append((kind, replica))
 
     def http_client(self) -> httpx2.AsyncClient:
         """An HTTP client that records which replica answered each response."""
