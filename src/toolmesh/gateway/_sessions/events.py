@@ -66,6 +66,8 @@ class SharedEventStore(EventStore):
         entry, _, stream_id = str(last_event_id).partition("/")
         if not _ENTRY_ID.fullmatch(entry) or not stream_id or len(stream_id) > _MAX_STREAM_ID:
             return None
+        if stream_id != GET_STREAM_KEY and not await self._store.has_events(self._session, stream_id):
+            return None  # no such stream in this session (or it expired): nothing to resume
         after = entry
         quiet = 0
         while True:

@@ -127,6 +127,9 @@ class SessionStore:
             added, _ = await pipe.execute()
         return added.decode() if isinstance(added, bytes) else str(added)
 
+    async def has_events(self, session_id: str, stream_id: str) -> bool:
+        return bool(await self.redis.exists(self.events_key(session_id, stream_id)))
+
     async def read_events(self, session_id: str, stream_id: str, after: str, block_ms: int) -> list[tuple[str, str]]:
         """The events after Redis stream id ``after`` (waiting up to ``block_ms`` for one): (id, data) pairs."""
         key = self.events_key(session_id, stream_id)
