@@ -81,6 +81,13 @@ class Mesh:
         """The official MCP client through the front, in `mode` ("legacy" or "2026-07-28")."""
         return mcp.Client(streamable_http_client(self.url, http_client=self.http_client()), mode=mode, **options)
 
+    def reset(self) -> None:
+        """Forget what was recorded so far (a test sharing the mesh starts from nothing)."""
+        self.served.clear()
+        self.statuses.clear()
+        self.gets.clear()
+        self.posts.clear()
+
     async def kill(self, index: int) -> None:
         """SIGKILL replica `index` (no graceful shutdown: its in-flight work is lost)."""
         process = self.processes[index]
@@ -142,9 +149,10 @@ async def replicas(
 
             async def stop_all() -> None:
                 with anyio.CancelScope(shield=True):
-                    for process in processes:
-                        if process is not None:
-                            await stop_process(process)
+                    async with anyio.create_task_group() as group:
+                        for process in processes:
+                            if process is not None:
+                                group.start_soon(stop_process, process)
 
             stack.push_async_callback(stop_all)
 
