@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import sys
+import warnings
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from typing import Any
@@ -18,6 +19,7 @@ import anyio
 import mcp_types
 import openai
 import pytest
+from mcp.shared.exceptions import MCPDeprecationWarning
 from openai import AsyncOpenAI
 
 from _replicas import Mesh, replicas
@@ -96,6 +98,24 @@ async def test_an_elicitation_round_trip_crosses_replicas(fresh: Mesh, mode: Any
     assert len(calls) == len(answers) == 6
     crossed = sum(asker != reached for asker, reached in zip(calls, answers, strict=True))
     assert crossed >= 5, fresh.posts  # round-robin: each answer reaches a replica that did not ask
+
+
+async def test_the_log_level_a_legacy_client_set_holds_on_every_replica(fresh: Mesh) -> None:
+    logged: list[Any] = []
+
+    async def on_log(params: mcp_types.LoggingMessageNotificationParams) -> None:
+        logged.append(params.data)
+
+    with anyio.fail_after(100):
+        async with fresh.client("legacy", logging_callback=on_log) as client:
+            _text(await client.call_tool("chatty", {}))
+            with warnings.catch_warnings():  # logging is deprecated in 2026-07-28, still served to 2025-11-25
+                warnings.simplefilter("ignore", MCPDeprecationWarning)
+                await client.set_logging_level("warning")
+            for _ in range(6):
+                _text(await client.call_tool("chatty", {}))
+    assert logged == ["info", "warning"] + ["warning"] * 6
+    assert len({replica for kind, replica in fresh.posts if kind == "call"}) == 3
 
 
 async def test_a_rate_limit_holds_across_replicas_and_clients(fresh: Mesh) -> None:

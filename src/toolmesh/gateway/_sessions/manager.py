@@ -92,8 +92,8 @@ class _Copy:
     events: SharedEventStore
     record: SessionRecord | None = None
     """The session's record as this replica last wrote or read it (None until ``initialize`` is answered)."""
-    log_level: str | None = None
-    """The recorded log level, until it is applied to this copy's connection."""
+    applied_level: str | None = None
+    """The log level this copy's connection was last given (the record's may have changed on another replica)."""
 
 
 def _owner(scope: Scope) -> str | None:
@@ -244,7 +244,7 @@ class SharedSessionManager(StreamableHTTPSessionManager):
             security_settings=self.security_settings,
             idle_timeout=self._local_idle,
         )
-        copy = _Copy(session_id, owner, transport, events, record, record.log_level if record is not None else None)
+        copy = _Copy(session_id, owner, transport, events, record)
         self._copies[session_id] = copy
 
         async def serve(*, task_status: TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
@@ -287,10 +287,12 @@ class SharedSessionManager(StreamableHTTPSessionManager):
         copy = scope.get(_SCOPE_KEY) if isinstance(scope, dict) else None
         if not isinstance(copy, _Copy):
             return await call_next(ctx)
-        if copy.log_level is not None and ctx.request_id is not None:
-            level, copy.log_level = copy.log_level, None
-            with contextlib.suppress(MCPError, ValidationError):  # the level the client set on another replica
-                await call_next(replace(ctx, method="logging/setLevel", params={"level": level}))
+        wanted = copy.record.log_level if copy.record is not None else None
+        if wanted is not None and wanted != copy.applied_level and ctx.request_id is not None:
+            copy.applied_level = wanted  # the level the client set, on this replica or another
+            if ctx.method != "logging/setLevel":
+                with contextlib.suppress(MCPError, ValidationError):
+                    await call_next(replace(ctx, method="logging/setLevel", params={"level": wanted}))
         result = await call_next(ctx)
         try:
             if ctx.method == "initialize" and isinstance(result, dict):
@@ -302,6 +304,7 @@ class SharedSessionManager(StreamableHTTPSessionManager):
                 record = await self.store.load(copy.session_id) or copy.record
                 if record is not None and not record.ended:
                     copy.record = replace(record, log_level=str(ctx.params.get("level")))
+                    copy.applied_level = copy.record.log_level
                     await self.store.save(copy.session_id, copy.record)
         except RedisError as exc:
             raise MCPError(mcp_types.INTERNAL_ERROR, _REDIS_DOWN) from exc
