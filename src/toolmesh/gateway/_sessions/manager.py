@@ -25,8 +25,13 @@ and their records in Redis (``SessionStore``):
 * A client's answer to a server-to-client request (elicitation, sampling) reaching
   another replica is routed to the one that asked (``answers``).
 
-When Redis cannot be reached, a 2025-11-25 request is answered 503 with a message saying
-to retry; 2026-07-28 requests need none of this and go on.
+When Redis cannot be reached, a 2025-11-25 request is answered with a JSON-RPC error
+saying to retry (anything else of that era with 503); 2026-07-28 requests need none of
+this and go on.
+
+One thing here depends on how the SDK's manager works rather than on what it promises:
+that ``handle_request`` (public) is its only entry, so overriding it (and ``run``) is
+enough to take the handshake era's requests.
 """
 
 from __future__ import annotations
