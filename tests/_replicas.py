@@ -48,6 +48,8 @@ class Mesh:
     """The replica that answered each response a `client()` received, in order (HAProxy's header)."""
     statuses: list[int] = field(default_factory=list)
     """The HTTP status of each of those responses, in the same order."""
+    sessions: set[str] = field(default_factory=set)
+    """The ``Mcp-Session-Id`` values of the responses (2025-11-25 sessions)."""
     gets: list[str] = field(default_factory=list)
     """The replica that answered each GET (a 2025-11-25 client's notification stream)."""
     posts: list[tuple[str, str]] = field(default_factory=list)
@@ -62,6 +64,8 @@ class Mesh:
         replica = response.headers.get(REPLICA_HEADER, "?")
         self.served.append(replica)
         self.statuses.append(response.status_code)
+        if session := response.headers.get("mcp-session-id"):
+            self.sessions.add(session)
         request = response.request
         if request.method == "GET":
             self.gets.append(replica)
@@ -87,6 +91,7 @@ class Mesh:
         self.statuses.clear()
         self.gets.clear()
         self.posts.clear()
+        self.sessions.clear()
 
     async def kill(self, index: int) -> None:
         """SIGKILL replica `index` (no graceful shutdown: its in-flight work is lost)."""

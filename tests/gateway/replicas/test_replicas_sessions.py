@@ -78,6 +78,19 @@ async def test_hundreds_of_calls_each_request_on_another_replica_without_a_sessi
     assert sum(first == second for first, second in itertools.pairwise(fresh.served)) <= 2, fresh.served
 
 
+async def test_a_deleted_session_is_not_found_on_any_replica(fresh: Mesh) -> None:
+    with anyio.fail_after(100):
+        async with fresh.client("legacy") as client:
+            _text(await client.call_tool("add", {"a": 1, "b": 1}))
+        (session,) = fresh.sessions  # the client deleted it on leaving
+        headers = {"mcp-session-id": session, "mcp-protocol-version": "2025-11-25", "accept": "application/json"}
+        body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+        async with fresh.http_client() as http:
+            replies = [await http.post(fresh.url, json=body, headers=headers) for _ in range(3)]
+    assert [reply.status_code for reply in replies] == [404, 404, 404]
+    assert {reply.headers["x-toolmesh-replica"] for reply in replies} == {"replica1", "replica2", "replica3"}
+
+
 @pytest.mark.parametrize("mode", MODES)
 async def test_an_elicitation_round_trip_crosses_replicas(fresh: Mesh, mode: Any) -> None:
     """2025-11-25: the answer POST is routed to the replica that asked; 2026-07-28: the retry carrying the

@@ -10,7 +10,9 @@ event (its next question, or its result) or the error on the reply channel.
 
 The holder acknowledges a retry at once; without an acknowledgment within ``ACK_TIMEOUT``
 seconds (the replica is gone, and the call with it), the retry is refused and the client
-calls the tool again, as it must after any lost call.
+calls the tool again, as it must after any lost call. A retry the client drops on the
+replica it reached is dropped on the holder too (a ``cancel`` message), which cancels
+the call, as dropping the retry on the holder itself would.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from __future__ import annotations
 import json
 import logging
 import secrets
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
@@ -27,7 +29,7 @@ import mcp_types
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
-from toolmesh._state.backend import StateBackend
+from toolmesh._state.backend import Resync, StateBackend
 from toolmesh._state.errors import StateUnavailableError
 
 __all__ = ["ACK_TIMEOUT", "Handoff"]
@@ -48,6 +50,8 @@ class Handoff:
         self._state = state
         self.replica = replica
         self._round_timeout = round_timeout
+        self._handed: dict[str, anyio.CancelScope] = {}
+        """Reply channel -> the scope of the handed retry being answered here."""
 
     def __repr__(self) -> str:
         return f"Handoff(replica={self.replica!r})"
@@ -68,20 +72,29 @@ class Handoff:
         try:
             async with self._state.subscribe(reply) as messages:
                 await self._state.publish(f"rounds:{replica}", json.dumps(request).encode())
-                acknowledged = False
-                with anyio.move_on_after(ACK_TIMEOUT) as ack_wait:
-                    async for message in messages:
-                        if not isinstance(message, bytes):
-                            raise MCPError(mcp_types.INTERNAL_ERROR, _GONE)  # RESYNC: the reply may be lost
-                        data = json.loads(message)
-                        if data.get("ack") and not acknowledged:
-                            acknowledged = True
-                            ack_wait.deadline = anyio.current_time() + self._round_timeout + ACK_TIMEOUT
-                            continue
-                        return _outcome(data)
-                raise MCPError(mcp_types.INVALID_PARAMS, _GONE)
+                try:
+                    return await self._wait(messages)
+                except anyio.get_cancelled_exc_class():
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(ACK_TIMEOUT):
+                        await self._state.publish(f"rounds:{replica}", json.dumps({"cancel": reply}).encode())
+                    raise
         except StateUnavailableError as exc:
             raise MCPError(mcp_types.INTERNAL_ERROR, f"{exc}: retry shortly") from exc
+
+    async def _wait(self, messages: AsyncIterator[bytes | Resync]) -> _Outcome:
+        """The holder's acknowledgment, then its answer."""
+        acknowledged = False
+        with anyio.move_on_after(ACK_TIMEOUT) as ack_wait:
+            async for message in messages:
+                if not isinstance(message, bytes):
+                    raise MCPError(mcp_types.INTERNAL_ERROR, _GONE)  # RESYNC: the reply may be lost
+                data = json.loads(message)
+                if data.get("ack") and not acknowledged:
+                    acknowledged = True
+                    ack_wait.deadline = anyio.current_time() + self._round_timeout + ACK_TIMEOUT
+                    continue
+                return _outcome(data)
+        raise MCPError(mcp_types.INVALID_PARAMS, _GONE)
 
     async def serve(self, resume: _Resume, group: anyio.abc.TaskGroup) -> None:
         """Take the retries other replicas hand to this one, each in a task of ``group``; runs until cancelled."""
@@ -98,6 +111,11 @@ class Handoff:
     async def _answer(self, resume: _Resume, message: bytes) -> None:
         try:
             data = json.loads(message)
+            if "cancel" in data:  # the client dropped the retry on the replica it reached
+                scope = self._handed.get(str(data["cancel"]))
+                if scope is not None:
+                    scope.cancel()
+                return
             reply = str(data["reply"])
             params = mcp_types.CallToolRequestParams.model_validate(data["params"], by_name=False)
         except (ValueError, KeyError, TypeError, ValidationError):
@@ -105,16 +123,22 @@ class Handoff:
         if not reply.startswith("rounds-reply:"):
             return
         answer: dict[str, Any]
+        scope = self._handed[reply] = anyio.CancelScope()
         try:
-            await self._state.publish(reply, b'{"ack": true}')
-            outcome = await resume(params)
-            kind = "input" if isinstance(outcome, mcp_types.InputRequiredResult) else "result"
-            answer = {kind: outcome.model_dump(mode="json", by_alias=True, exclude_none=True)}
+            with scope:  # cancelled: the call is cancelled, as a dropped retry cancels it here
+                await self._state.publish(reply, b'{"ack": true}')
+                outcome = await resume(params)
+                kind = "input" if isinstance(outcome, mcp_types.InputRequiredResult) else "result"
+                answer = {kind: outcome.model_dump(mode="json", by_alias=True, exclude_none=True)}
+            if scope.cancelled_caught:
+                return
         except MCPError as exc:
             answer = {"error": {"code": exc.error.code, "message": exc.error.message}}
         except StateUnavailableError as exc:
             logger.warning("a handed retry could not be answered: %s", exc)
             return
+        finally:
+            self._handed.pop(reply, None)
         try:
             await self._state.publish(reply, json.dumps(answer).encode())
         except StateUnavailableError as exc:

@@ -69,7 +69,7 @@ from toolmesh._state.errors import StateUnavailableError
 
 from .answers import TaggedWrites, UntaggedReads
 from .events import SharedEventStore
-from .store import SessionRecord, SessionStore
+from .store import SESSION_TTL, SessionRecord, SessionStore
 
 if TYPE_CHECKING:
     from mcp.server.lowlevel.server import Server
@@ -78,8 +78,9 @@ __all__ = ["LOCAL_IDLE", "SharedSessionManager"]
 
 logger = logging.getLogger("toolmesh.gateway")
 
-LOCAL_IDLE = 5 * 60.0
-"""Seconds this replica keeps its copy of a session without a request (the session itself lives on in Redis)."""
+LOCAL_IDLE = float(SESSION_TTL)
+"""Seconds this replica keeps its copy of a session without a request here (as long as the session lives
+without any: a copy holds what this replica does for the session, such as a resource subscription)."""
 _SCOPE_KEY = "toolmesh.shared_session"
 _MAX_CLIENT_JSON = 64 * 1024
 """Characters of a client's capabilities and info a session record keeps (more: other replicas see none)."""
