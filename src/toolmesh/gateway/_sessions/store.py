@@ -145,9 +145,13 @@ class SessionStore:
         return events
 
     async def now(self) -> str:
-        """Redis's clock as a stream id: reading after it returns only events added from now on."""
+        """Redis's clock as a stream id: reading after it returns the events added from now on.
+
+        It is the end of the millisecond before: an event added within the current one is
+        read too (one added just before is at worst read again; none added after is missed).
+        """
         seconds, micros = await self.redis.time()
-        return f"{int(seconds) * 1000 + int(micros) // 1000}-0"
+        return f"{int(seconds) * 1000 + int(micros) // 1000 - 1}-{2**64 - 1}"
 
     # -- answers to server-to-client requests ----------------------------------------
 
