@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 import anyio
 from anyio.abc import Process
 
-from _servers import _port_open, free_port, stop_process
+from _servers import ROOT, _port_open, free_port, stop_process
 
 _STARTUP_TIMEOUT = 60.0
 
@@ -109,39 +109,47 @@ class Front(str):
     port: int
 
 
-def haproxy_config(port: int, backends: Sequence[str]) -> str:
-    """An HAProxy config: HTTP mode, round-robin over `backends` (base URLs), streams kept open."""
-    lines = [
-        "global",
-        "    maxconn 4096",
-        "defaults",
-        "    mode http",
-        "    timeout connect 5s",
-        "    timeout client 120s",
-        "    timeout server 120s",
-        "    timeout tunnel 120s",
-        "    option http-server-close",
-        "frontend gateway",
-        f"    bind 127.0.0.1:{port}",
-        "    default_backend replicas",
-        "backend replicas",
-        "    balance roundrobin",
-    ]
-    for index, backend in enumerate(backends):
-        parts = urlsplit(backend)
-        lines.append(f"    server replica{index} {parts.hostname}:{parts.port} check inter 500ms fall 2 rise 1")
+HAPROXY_TEMPLATE = ROOT / "examples" / "deploy" / "haproxy.cfg"
+"""The deployment guide's HAProxy config: the tests serve it with their own bind address and servers."""
+
+
+def haproxy_config(port: int, backends: Sequence[str], server_timeout: str | None = None) -> str:
+    """The guide's HAProxy config (round-robin over `backends`, base URLs) bound to 127.0.0.1:`port`.
+
+    `server_timeout` (e.g. "2s") replaces its `timeout server`: a response quiet for that long is cut.
+    """
+    lines: list[str] = []
+    for line in HAPROXY_TEMPLATE.read_text().splitlines():
+        stripped = line.strip()
+        if server_timeout is not None and stripped.startswith("timeout server "):
+            lines.append(f"    timeout server {server_timeout}")
+        elif stripped.startswith("bind "):
+            lines.append(f"    bind 127.0.0.1:{port}")
+        elif stripped.startswith("server replica"):
+            if not any(other.strip().startswith("server replica") for other in lines):
+                for index, backend in enumerate(backends, start=1):
+                    parts = urlsplit(backend)
+                    options = stripped.split(maxsplit=3)[3]  # after "server NAME ADDRESS"
+                    lines.append(f"    server replica{index} {parts.hostname}:{parts.port} {options}")
+        else:
+            lines.append(line)
     return "\n".join(lines) + "\n"
 
 
 @asynccontextmanager
-async def haproxy(backends: Sequence[str]) -> AsyncIterator[Front]:
-    """A real HAProxy on a free loopback port, round-robin over `backends` (http://127.0.0.1:PORT)."""
+async def haproxy(
+    backends: Sequence[str], server_timeout: str | None = None, config: Callable[[int], str] | None = None
+) -> AsyncIterator[Front]:
+    """A real HAProxy on a free loopback port, round-robin over `backends` (http://127.0.0.1:PORT).
+
+    `config(port)`, when given, is the whole config instead (a test's own routing).
+    """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="toolmesh-haproxy-") as workdir:
-        config = Path(workdir) / "haproxy.cfg"
-        config.write_text(haproxy_config(port, backends))
+        path = Path(workdir) / "haproxy.cfg"
+        path.write_text(config(port) if config is not None else haproxy_config(port, backends, server_timeout))
         process = await anyio.open_process(
-            [_binary("haproxy"), "-db", "-f", str(config)],
+            [_binary("haproxy"), "-db", "-f", str(path)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=None,

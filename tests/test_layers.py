@@ -31,6 +31,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("toolmesh.gateway._config",),
     ("toolmesh.gateway._auth",),
     ("toolmesh.gateway._shared",),
+    ("toolmesh.gateway._sessions",),
     ("toolmesh.gateway._mcp_face", "toolmesh.gateway._responses"),
     ("toolmesh._cli",),
 )

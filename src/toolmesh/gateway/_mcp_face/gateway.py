@@ -9,9 +9,10 @@ does, and closes them when it is closed.
 from __future__ import annotations
 
 import logging
+import secrets
 from collections.abc import AsyncIterator, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.lowlevel.server import Server
@@ -33,10 +34,14 @@ from toolmesh.gateway._shared.http import build_app, prime
 from toolmesh.gateway._shared.parts import AppExtension, ServedProfile
 
 from .face import ProfileFace
+from .handoff import Handoff
 from .lifecycle import Lifecycle, serve, session_managers
 from .passthrough import Upstream
-from .rounds import InputRounds
+from .rounds import ROUND_TIMEOUT, InputRounds
 from .shared_changes import SharedChanges
+
+if TYPE_CHECKING:
+    from toolmesh.gateway._sessions.deployment import SharedSessions
 
 __all__ = ["McpGateway"]
 
@@ -106,11 +111,16 @@ class McpGateway:
         """The state backend (in-process unless one was given)."""
         if self.state.shared:
             share_state(hooks, self.state)
+        self._sessions: SharedSessions | None = None
         self._hooks = HookStack(hooks)
         rules, servers = row_rules(self._hooks), server_rules(self._hooks)
         upstream = Upstream(registry)
         self._rounds = InputRounds()
         self._observers = tuple(observers)
+        self.replica = secrets.token_hex(6)
+        """This gateway's name among the replicas sharing its state (it routes retries and answers back here)."""
+        if self.state.shared:
+            self._rounds.handoff = Handoff(self.state, self.replica, ROUND_TIMEOUT)
         self._faces = {
             profile: ProfileFace(
                 profile,
@@ -228,6 +238,8 @@ class McpGateway:
                 if self._shared is not None:
                     group.start_soon(self._shared.run, name="toolmesh gateway shared catalog changes")
                 self._rounds.group = group
+                if self._rounds.handoff is not None:
+                    group.start_soon(self._rounds.handoff.serve, self._rounds.resume, group)
                 try:
                     yield
                 finally:
@@ -239,6 +251,14 @@ class McpGateway:
                 self._wake = None
 
     # -- transports ---------------------------------------------------------------
+
+    def _shared_sessions(self) -> SharedSessions | None:
+        """2025-11-25 sessions in the shared state (one replica name per gateway), or None without one."""
+        if self._sessions is None and self.state.shared:
+            from toolmesh.gateway._sessions.deployment import SharedSessions  # imports redis: only when shared
+
+            self._sessions = SharedSessions.of(self.state, self.replica)
+        return self._sessions
 
     async def run_stdio(self, profile: str = DEFAULT_PROFILE) -> None:
         """Serve one profile on this process's stdin/stdout until stdin ends.
@@ -252,14 +272,20 @@ class McpGateway:
         async with self.running(), stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    def http_app(self, settings: HttpSettings, *, responses: AppExtension | None = None) -> Starlette:
+    def http_app(
+        self,
+        settings: HttpSettings,
+        *,
+        responses: AppExtension | None = None,
+    ) -> Starlette:
         """The ASGI app serving every profile: ``{path}`` the default one, ``/<profile>{path}`` the others.
 
         Its lifespan runs the profiles' session managers: serve it with an ASGI server
         that runs lifespans (uvicorn does). With ``responses``, the app also serves that
-        Responses endpoint (``/v1/responses``), open for the app's lifetime.
+        Responses endpoint (``/v1/responses``), open for the app's lifetime. With a shared
+        state backend, 2025-11-25 sessions are kept in it, so that any replica serves them.
         """
-        managers = session_managers(settings, self._faces)
+        managers = session_managers(settings, self._faces, self._shared_sessions())
         app = build_app(settings, managers, Lifecycle(managers, self._faces, self.running).lifespan)
         if responses is not None:
             responses.mount(app)
@@ -280,7 +306,7 @@ class McpGateway:
         Raises:
             OSError: when the address cannot be bound.
         """
-        managers = session_managers(settings, self._faces)
+        managers = session_managers(settings, self._faces, self._shared_sessions())
         lifecycle = Lifecycle(managers, self._faces, self.running)
         app = build_app(settings, managers, None)
         await prime(app)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import socket
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, AsyncExitStack, asynccontextmanager, nullcontext
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import anyio.abc
@@ -25,6 +25,9 @@ from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._shared.http import security_settings
 
 from .face import ProfileFace
+
+if TYPE_CHECKING:
+    from toolmesh.gateway._sessions.deployment import SharedSessions
 
 __all__ = ["Lifecycle", "serve"]
 
@@ -153,10 +156,20 @@ async def serve(
 
 
 def session_managers(
-    settings: HttpSettings, faces: Mapping[str, ProfileFace]
+    settings: HttpSettings, faces: Mapping[str, ProfileFace], shared: SharedSessions | None = None
 ) -> dict[str, StreamableHTTPSessionManager]:
-    """One SDK session manager per profile: Streamable HTTP, both protocol versions, the body limit."""
+    """One SDK session manager per profile: Streamable HTTP, both protocol versions, the body limit.
+
+    With ``shared`` (and not stateless), 2025-11-25 sessions are kept in Redis, so any replica serves them.
+    """
     security = security_settings(settings)
+    if shared is not None and not settings.stateless:
+        return {
+            profile: shared.manager(
+                profile, face.server, security_settings=security, max_request_body_size=settings.max_body_bytes
+            )
+            for profile, face in faces.items()
+        }
     return {
         profile: StreamableHTTPSessionManager(
             app=face.server,

@@ -9,10 +9,11 @@ requests waits for its next event, the call's result or its next question.
 
 * A request waiting for the call is its lifeline: when the client drops it (or the
   request is cancelled), the call is cancelled, as any cancelled call is.
-* Between rounds the call is parked under an unguessable ``requestState`` (held in
-  this process: a retry reaching another replica is refused, and the tool must be
-  called again); a client that does not come back within ``ROUND_TIMEOUT`` seconds
-  gets its question answered by a failure, which ends the call.
+* Between rounds the call is parked under an unguessable ``requestState``, held in
+  this process; with a shared state backend, a retry reaching another replica is handed
+  to this one (``handoff``), else it is refused and the tool must be called again. A
+  client that does not come back within ``ROUND_TIMEOUT`` seconds gets its question
+  answered by a failure, which ends the call.
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.shared.exceptions import MCPError
 
 from toolmesh._context.context import ElicitationRequest, SamplingRequest, ToolContext
+
+from .handoff import Handoff
 
 __all__ = ["ROUND_TIMEOUT", "InputRounds"]
 
@@ -69,6 +72,8 @@ class InputRounds:
         self._parked: dict[str, _Parked] = {}
         self.group: anyio.abc.TaskGroup | None = None
         """Where calls run; set while the gateway runs (without it, 2026-07-28 clients are not asked)."""
+        self.handoff: Handoff | None = None
+        """Hands retries between replicas (a shared state backend); None: parked calls are this process's."""
 
     def __len__(self) -> int:
         return len(self._parked)
@@ -80,19 +85,14 @@ class InputRounds:
     ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
         """Start a call (``run(arm)``, ``arm`` giving its context the asking callbacks), or resume a parked one."""
         if params.request_state is not None:
-            token = params.request_state
-            parked = self._parked.get(token)
-            if parked is None or parked.name != params.name:
-                raise MCPError(
-                    mcp_types.INVALID_PARAMS,
-                    "unknown or expired requestState: call the tool again without it",
-                )
-            self._answer(parked, params.input_responses or {})
-            return await self._next(token, parked)
+            holder = self.handoff.holder(params.request_state) if self.handoff is not None else None
+            if holder is not None and params.request_state not in self._parked:
+                return await self.handoff.forward(holder, params)  # type: ignore[union-attr]
+            return await self.resume(params)
         assert self.group is not None
         send, receive = anyio.create_memory_object_stream[_Event](1)
         parked = _Parked(params.name, send, receive)
-        token = secrets.token_urlsafe(32)
+        token = self.handoff.token() if self.handoff is not None else secrets.token_urlsafe(32)
         self._parked[token] = parked
 
         def arm(ctx: ToolContext[Any]) -> None:
@@ -113,6 +113,20 @@ class InputRounds:
                 send.close()
 
         self.group.start_soon(runner, name=f"toolmesh gateway call {params.name!r}")
+        return await self._next(token, parked)
+
+    async def resume(
+        self, params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult | mcp_types.InputRequiredResult:
+        """A retry (``params.request_state`` set) of a call parked here: its answers given, the call's next event."""
+        token = params.request_state or ""
+        parked = self._parked.get(token)
+        if parked is None or parked.name != params.name:
+            raise MCPError(
+                mcp_types.INVALID_PARAMS,
+                "unknown or expired requestState: call the tool again without it",
+            )
+        self._answer(parked, params.input_responses or {})
         return await self._next(token, parked)
 
     def _answer(self, parked: _Parked, responses: dict[str, mcp_types.InputResponse]) -> None:
