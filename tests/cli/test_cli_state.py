@@ -49,4 +49,6 @@ def test_serve_refuses_workers_without_a_shared_state(tmp_path: Path) -> None:
     path.write_text(json.dumps({"serve": {"workers": 2}}))
     done = CliRunner().invoke(app, ["serve", "-c", str(path)])
     assert done.exit_code == 2
-    assert "key 'serve.workers': 2 workers need a shared state backend" in done.stderr
+    assert "error: 2 workers need a shared state backend" in done.stderr and "--state redis://" in done.stderr
+    done = CliRunner().invoke(app, ["serve", "-c", str(path), "--workers", "3", "--state", "memory"])
+    assert done.exit_code == 2 and "error: 3 workers need a shared state backend" in done.stderr

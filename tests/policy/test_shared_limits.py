@@ -10,7 +10,7 @@ import anyio
 import mcp
 from mcp_types import CallToolResult
 
-from _gateway import look_and_wipe
+from _gateway import client, look_and_wipe, serving
 from _services import RedisServer, redis_server
 from toolmesh import ErrorKind, ToolRegistry, tool
 from toolmesh.gateway import McpGateway, RedisState
@@ -131,3 +131,19 @@ async def test_a_concurrency_slot_that_cannot_be_had_fails_the_call_as_retryable
     [result] = turn.results
     assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE and result.error.retryable
     assert "The concurrency limit of 'look'" in result.error.message
+
+
+async def test_while_redis_is_lost_only_what_needs_it_fails_and_the_gateway_recovers_by_itself() -> None:
+    async with redis_server() as redis, RedisState(redis.url, prefix="t:", timeout=0.5) as state:
+        gateway = McpGateway(look_and_wipe(), hooks=[RateLimit(100, per=1, tools=["wipe"])], state=state)
+        async with serving(gateway) as url, client(url + "/mcp", "2026-07-28") as session:
+            with anyio.fail_after(60):
+                await redis.stop()
+                listed = [tool.name for tool in (await session.list_tools()).tools]
+                free = await session.call_tool("look", {"path": "a"})
+                limited = await session.call_tool("wipe", {"path": "a"})
+                await redis.start()
+                back = await session.call_tool("wipe", {"path": "a"})
+    assert listed == ["look", "wipe"] and _text(free) == "looked at a"
+    assert limited.is_error and "cannot be checked just now" in _text(limited)
+    assert not back.is_error

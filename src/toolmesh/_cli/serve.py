@@ -15,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, cast
@@ -55,6 +57,7 @@ from .app import (
 )
 from .server_log import stderr_tail, tail_note
 from .shared_state import open_shared_state, state_health
+from .workers import WORKER_ENV, serve_with_workers, worker_processes
 
 __all__ = ["BUNDLED_CONFIG", "check", "config_path", "serve"]
 
@@ -299,6 +302,16 @@ def serve(
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
     strict: StrictOption = False,
     state: StateOption = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=256,
+            metavar="N",
+            help="Processes serving the port (HTTP); more than one needs a shared --state.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the catalog as one MCP endpoint (profiles at /<profile><path>) until Ctrl-C or SIGTERM."""
     if transport not in (None, "http", "stdio"):
@@ -310,6 +323,7 @@ def serve(
         "host": host,
         "port": port,
         "stateless": stateless,
+        "workers": workers,
     }
     settings = _with_state(gateway_config.serve, state, **{k: v for k, v in given.items() if v is not None})
     known = [DEFAULT_PROFILE, *gateway_config.profiles]
@@ -326,6 +340,14 @@ def serve(
         http = None if stdio else settings.http_settings()
     except ConfigurationError as exc:
         fail(str(exc))
+    worker = os.environ.get(WORKER_ENV) is not None
+    if http is not None and worker:  # one of `--workers N`: shares its parent's port
+        http = dataclasses.replace(http, reuse_port=True)
+    helpers = None
+    if http is not None and settings.workers > 1:
+        flags = {"--skip-failures": skip_failures, "--strict": strict, "--server-stderr": server_stderr}
+        options = {"--responses-upstream": responses_upstream, "--max-config-bytes": str(max_config_bytes)}
+        helpers = worker_processes(config_path(config), settings, flags, options)
     try:
         responses = settings_from_config(gateway_config.responses, responses_upstream)
     except ConfigurationError as exc:
@@ -361,7 +383,11 @@ def serve(
             )
             sizes = _profile_sizes(registry, gateway_config)
             with upstream_lines():
-                await serve_catalog(gateway, http, settings, gateway_config, registry, sizes, responses)
+
+                async def serving(listening: Callable[[str], None] | None) -> None:
+                    await serve_catalog(gateway, http, settings, gateway_config, registry, sizes, responses, listening)
+
+                await serve_with_workers(serving, helpers, worker=worker)
         return True
 
     run_guarded(sources, work, stop_signals=(signal.SIGINT, signal.SIGTERM), first=_STOPPING)
@@ -374,9 +400,11 @@ def _with_state(settings: ServeSettings, state: str | None, **given: Any) -> Ser
     if state is not None:
         given["state"] = state
     try:
-        return dataclasses.replace(settings, **given)
+        settings = dataclasses.replace(settings, **given)
+        settings.check_workers()
     except ConfigurationError as exc:
         fail(str(exc))
+    return settings
 
 
 def _require_openai() -> None:

@@ -8,11 +8,27 @@ from .backend import StateBackend
 from .errors import StateConfigError, StateUnavailableError, redact_url
 from .memory import MemoryState
 
-__all__ = ["MEMORY", "REDIS_SCHEMES", "open_state", "state_backend"]
+__all__ = ["MEMORY", "REDIS_SCHEMES", "check_state_url", "open_state", "state_backend"]
 
 MEMORY = "memory"
 """The setting of in-process state (the default)."""
 REDIS_SCHEMES = ("redis", "rediss", "unix")
+
+
+def check_state_url(url: str | None) -> None:
+    """Check that ``url`` names a backend (None, ``"memory"`` or a Redis URL), without connecting.
+
+    Raises:
+        StateConfigError: for any other URL.
+    """
+    if url is None or url == MEMORY:
+        return
+    scheme = urlsplit(url).scheme if "://" in url else ""
+    if scheme not in REDIS_SCHEMES:
+        raise StateConfigError(
+            f"the state {redact_url(url)!r} is neither 'memory' nor a Redis URL; "
+            "give redis://host:port/db (rediss:// for TLS, unix:///path for a socket), or leave it out"
+        )
 
 
 def state_backend(url: str | None, *, prefix: str = "toolmesh:") -> StateBackend:
@@ -21,14 +37,9 @@ def state_backend(url: str | None, *, prefix: str = "toolmesh:") -> StateBackend
     Raises:
         StateConfigError: for any other URL.
     """
+    check_state_url(url)
     if url is None or url == MEMORY:
         return MemoryState(prefix)
-    scheme = urlsplit(url).scheme if "://" in url else ""
-    if scheme not in REDIS_SCHEMES:
-        raise StateConfigError(
-            f"the state {redact_url(url)!r} is neither 'memory' nor a Redis URL; "
-            "give redis://host:port/db (rediss:// for TLS, unix:///path for a socket), or leave it out"
-        )
     from .redis_state import RedisState
 
     return RedisState(url, prefix=prefix)

@@ -3,8 +3,9 @@
 Atomic steps are Redis's own commands (``SET NX``, ``INCRBY``) or one Lua script each
 (a token bucket, a slot lease), run with the server's clock so the processes' clocks
 never matter. Every key gets a TTL. Each operation is bounded by the client's socket
-timeouts and ``timeout``; a lost server raises ``StateUnavailableError`` and the
-client's pool connects again on the next operation. ``redis.asyncio`` runs on asyncio
+timeouts (``timeout``, to connect and to answer; one retry at once, then it fails); a lost
+server raises ``StateUnavailableError`` and the client's pool connects again on the next
+operation. ``redis.asyncio`` runs on asyncio
 (which ``toolmesh serve`` uses) only.
 """
 
@@ -13,9 +14,9 @@ from __future__ import annotations
 import logging
 import math
 import time
-from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager, contextmanager
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import anyio
 
@@ -29,6 +30,7 @@ if TYPE_CHECKING:
 __all__ = ["RedisState"]
 
 logger = logging.getLogger("toolmesh.state")
+_T = TypeVar("_T")
 
 _TAKE_TOKEN = """
 local now = redis.call('TIME')
@@ -119,6 +121,9 @@ class RedisState(StateBackend):
             health_check_interval=30,
         )
         """The ``redis.asyncio`` client (for code that needs Redis's own data types; use ``key()`` for names)."""
+        from redis.exceptions import ConnectionError, TimeoutError
+
+        self._failures = (ConnectionError, TimeoutError, OSError)
         self._take_token = self.client.register_script(_TAKE_TOKEN)
         self._acquire_slot = self.client.register_script(_ACQUIRE_SLOT)
         self._renew_slot = self.client.register_script(_RENEW_SLOT)
@@ -135,20 +140,15 @@ class RedisState(StateBackend):
     def __repr__(self) -> str:
         return f"RedisState({self._url!r}, prefix={self.prefix!r})"
 
-    @contextmanager
-    def _guard(self) -> Iterator[None]:
-        """The one place where the client's failures become ``StateUnavailableError``."""
-        from redis.exceptions import ConnectionError, TimeoutError
-
+    async def _do(self, operation: Awaitable[_T]) -> _T:
+        """Await one client operation: the one place its failures become ``StateUnavailableError``."""
         try:
-            with anyio.fail_after(self._timeout * 2):
-                yield
-        except (ConnectionError, TimeoutError, OSError) as exc:
+            return await operation
+        except self._failures as exc:
             raise StateUnavailableError(self._url, str(exc) or type(exc).__name__) from exc
 
     async def _run(self, script: Any, name: str, *args: Any) -> Any:
-        with self._guard():
-            return await script(keys=[self.key(name)], args=list(args))
+        return await self._do(script(keys=[self.key(name)], args=list(args)))
 
     async def take_token(self, name: str, *, capacity: int, per: float) -> float:
         wait = await self._run(self._take_token, name, capacity, capacity / per, _ms(per + 1.0))
@@ -161,42 +161,35 @@ class RedisState(StateBackend):
         await self._run(self._renew_slot, name, holder, _ms(lease))
 
     async def release_slot(self, name: str, holder: str) -> None:
-        with self._guard():
-            await self.client.zrem(self.key(name), holder)
+        await self._do(self.client.zrem(self.key(name), holder))
 
     async def increment(self, name: str, *, ttl: float, amount: int = 1) -> int:
         return int(await self._run(self._increment, name, amount, _ms(ttl)))
 
     async def claim(self, name: str, *, ttl: float, value: bytes = b"1") -> bool:
-        with self._guard():
-            return bool(await self.client.set(self.key(name), value, px=_ms(ttl), nx=True))
+        return bool(await self._do(self.client.set(self.key(name), value, px=_ms(ttl), nx=True)))
 
     async def get(self, name: str, *, refresh_ttl: float | None = None) -> bytes | None:
-        with self._guard():
-            if refresh_ttl is None:
-                value = await self.client.get(self.key(name))
-            else:
-                value = await self.client.getex(self.key(name), px=_ms(refresh_ttl))
+        if refresh_ttl is None:
+            value = await self._do(self.client.get(self.key(name)))
+        else:
+            value = await self._do(self.client.getex(self.key(name), px=_ms(refresh_ttl)))
         return value if isinstance(value, bytes) else None
 
     async def set(self, name: str, value: bytes, *, ttl: float) -> None:
-        with self._guard():
-            await self.client.set(self.key(name), value, px=_ms(ttl))
+        await self._do(self.client.set(self.key(name), value, px=_ms(ttl)))
 
     async def delete(self, name: str) -> None:
-        with self._guard():
-            await self.client.delete(self.key(name))
+        await self._do(self.client.delete(self.key(name)))
 
     async def publish(self, channel: str, message: bytes) -> None:
-        with self._guard():
-            await self.client.publish(self.key(channel), message)
+        await self._do(self.client.publish(self.key(channel), message))
 
     @asynccontextmanager
     async def subscribe(self, channel: str) -> AsyncIterator[AsyncIterator[bytes | Resync]]:
         subscription = _Subscription(self.client.pubsub(ignore_subscribe_messages=True))
         try:
-            with self._guard():
-                await subscription.pubsub.subscribe(self.key(channel))
+            await self._do(subscription.pubsub.subscribe(self.key(channel)))
             subscription.watch()
             yield subscription.messages(self._url, channel, self._timeout)
         finally:
@@ -205,8 +198,7 @@ class RedisState(StateBackend):
 
     async def ping(self) -> float:
         started = time.perf_counter()
-        with self._guard():
-            await self.client.ping()
+        await self._do(self.client.ping())
         return time.perf_counter() - started
 
     async def aclose(self) -> None:

@@ -44,8 +44,7 @@ def test_a_redis_url_and_a_prefix_make_a_redis_backend(tmp_path: Path) -> None:
     [
         ({"state": "pg://db/1"}, "key 'serve.state': the state 'pg://db/1' is neither 'memory' nor a Redis URL"),
         ({"state": "redis://:hunter2@h:6379/0"}, "key 'serve.state': the URL 'redis://***@h:6379/0' holds a password"),
-        ({"workers": 2}, "key 'serve.workers': 2 workers need a shared state backend"),
-        ({"workers": 2, "state": "memory"}, "key 'serve.workers': 2 workers need a shared state backend"),
+        ({"workers": 2, "transport": "stdio"}, "key 'serve.workers': stdio serves one client on one process"),
         ({"statePrefix": "has space"}, "key 'serve.statePrefix': is not a key prefix"),
         ({"workers": 0}, "key 'serve.workers'"),
     ],
@@ -59,14 +58,15 @@ def test_state_mistakes_name_the_key_and_never_the_password(
     assert "hunter2" not in str(raised.value)
 
 
-def test_workers_over_stdio_or_without_shared_state_are_refused_when_overridden(tmp_path: Path) -> None:
+def test_workers_without_a_shared_state_are_refused_once_the_command_line_had_its_say(tmp_path: Path) -> None:
     import dataclasses
 
-    settings = _load(tmp_path, {}).serve
-    with pytest.raises(StateConfigError, match="need a shared state backend"):
-        dataclasses.replace(settings, workers=3)
+    settings = _load(tmp_path, {"serve": {"workers": 3}}).serve  # --state or $TOOLMESH_STATE may still come
+    with pytest.raises(StateConfigError, match="3 workers need a shared state backend"):
+        settings.check_workers()
+    dataclasses.replace(settings, state="redis://127.0.0.1/0").check_workers()
     with pytest.raises(StateConfigError, match="workers apply to HTTP only"):
-        dataclasses.replace(settings, workers=3, state="redis://127.0.0.1/0", transport="stdio")
+        dataclasses.replace(settings, state="redis://127.0.0.1/0", transport="stdio")
 
 
 def test_rate_and_concurrency_limits_come_from_the_policy(tmp_path: Path) -> None:

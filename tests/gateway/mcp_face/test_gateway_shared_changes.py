@@ -79,3 +79,24 @@ async def test_a_change_through_one_replica_reaches_a_legacy_session_of_another(
             names = [t.name for t in (await second.list_tools(cache_mode="refresh")).tools]
             rows = {row.name for row in registry_b.entries()}
     assert f"demo__fresh_{grown}" in names and f"demo__fresh_{grown}" in rows
+
+
+async def test_after_redis_comes_back_clients_are_told_and_changes_flow_again() -> None:
+    async with (
+        redis_server() as redis,
+        _two_replicas(redis) as (a, b, _),
+        client(a, "2026-07-28") as first,
+        client(b, "2026-07-28") as second,
+    ):
+        with anyio.fail_after(90):
+            async with second.listen(tools_list_changed=True) as subscription:
+                await redis.stop()
+                await redis.start()
+                async for _event in subscription:  # changes may have been missed meanwhile: read the list again
+                    break
+            async with second.listen(tools_list_changed=True) as subscription:
+                await first.call_tool("demo__grow", {"name": "after"})
+                async for _event in subscription:
+                    break
+            names = [t.name for t in (await second.list_tools(cache_mode="refresh")).tools]
+    assert "demo__after" in names

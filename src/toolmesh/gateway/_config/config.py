@@ -72,6 +72,16 @@ class ServeSettings:
     """Processes serving HTTP on one port (more than one needs a shared ``state``)."""
 
     def __post_init__(self) -> None:
+        problem = state_problem(self.state, self.workers, self.transport, complete=False)
+        if problem is not None:
+            raise StateConfigError(problem)
+
+    def check_workers(self) -> None:
+        """Check that the workers can share what they must (more than one needs a shared ``state``).
+
+        Raises:
+            StateConfigError: saying the fix.
+        """
         problem = state_problem(self.state, self.workers, self.transport)
         if problem is not None:
             raise StateConfigError(problem)
@@ -95,6 +105,7 @@ class ServeSettings:
             allowed_origins=self.allowed_origins,
             max_body_bytes=self.max_body_bytes,
             stateless=self.stateless,
+            reuse_port=self.workers > 1,
         )
 
 

@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 
 from toolmesh._core.errors import ServerConfigError
 from toolmesh._state.errors import StateConfigError, redact_url
-from toolmesh._state.opening import MEMORY, state_backend
+from toolmesh._state.opening import MEMORY, check_state_url
 
 __all__ = ["STATE_ENV", "check_state", "default_prefix", "is_shared", "state_problem"]
 
@@ -38,13 +38,17 @@ def is_shared(url: str | None) -> bool:
     return url is not None and url != MEMORY
 
 
-def state_problem(url: str | None, workers: int, transport: str) -> str | None:
-    """What is wrong with this state and worker count together, in words that say the fix (None: nothing)."""
+def state_problem(url: str | None, workers: int, transport: str, *, complete: bool = True) -> str | None:
+    """What is wrong with this state and worker count together, in words that say the fix (None: nothing).
+
+    ``complete=False`` for settings the command line or the environment may still complete
+    (a file's): several workers without a shared state are then not (yet) a problem.
+    """
     try:
-        state_backend(url)
+        check_state_url(url)
     except StateConfigError as exc:
         return str(exc)
-    if workers > 1 and not is_shared(url):
+    if workers > 1 and not is_shared(url) and complete:
         return (
             f"{workers} workers need a shared state backend: each worker is its own process, and limits, "
             "approvals and sessions must hold across them; give --state redis://host:port/db "
@@ -70,7 +74,7 @@ def check_state(
             fix=f"Put the whole URL in the environment variable {STATE_ENV} (or --state) and remove the key",
             origin=origin,
         )
-    problem = state_problem(state, workers, transport)
+    problem = state_problem(state, workers, transport, complete=False)
     if problem is not None:
         key = "serve.state" if state is not None and "neither" in problem else "serve.workers"
         raise ServerConfigError(problem, key=key, origin=origin)

@@ -296,8 +296,8 @@ class McpGateway:
         lifecycle = Lifecycle(managers, self._faces, self.running)
         app = build_app(settings, managers, None)
         if responses is None:
-            await serve(app, lifecycle, settings.host, settings.port, on_ready)
+            await serve(app, lifecycle, settings.host, settings.port, on_ready, reuse_port=settings.reuse_port)
             return
         responses.route(app)
         async with responses.running():
-            await serve(app, lifecycle, settings.host, settings.port, on_ready)
+            await serve(app, lifecycle, settings.host, settings.port, on_ready, reuse_port=settings.reuse_port)

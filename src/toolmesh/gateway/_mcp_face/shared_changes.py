@@ -23,7 +23,6 @@ import anyio
 from toolmesh._dispatch.changes import CatalogChange
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._state.backend import Resync, StateBackend
-from toolmesh._state.errors import StateUnavailableError
 
 __all__ = ["CHANNEL", "SharedChanges"]
 
@@ -70,7 +69,7 @@ class SharedChanges:
                 message = json.dumps({"replica": self.replica, "server": server}).encode()
                 try:
                     await self._state.publish(CHANNEL, message)
-                except StateUnavailableError as exc:  # the others refresh everything when they are back
+                except Exception as exc:  # the others refresh everything when their subscription is back
                     logger.warning("catalog change of %r not sent to the other replicas: %s", server, exc)
 
     async def _apply(self) -> None:
@@ -82,7 +81,7 @@ class SharedChanges:
                             await self._refresh_all()
                         else:
                             await self._received(message)
-            except StateUnavailableError as exc:
+            except Exception as exc:  # never the gateway's end: its clients are served without the others' changes
                 logger.warning("catalog changes of the other replicas not heard: %s; trying again", exc)
                 await anyio.sleep(1.0)
 
