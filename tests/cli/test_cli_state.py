@@ -34,6 +34,7 @@ def test_check_fails_on_an_unreachable_state_naming_the_url_without_its_password
     assert done.exit_code == 1, done.output
     assert re.search(r"✗ state +failed: redis://\*\*\*@127\.0\.0\.1:\d+/0", done.stdout), done.stdout
     assert "hunter2" not in done.output
+    assert "; is Redis running there" in done.stdout and ".;" not in done.stdout, done.stdout  # what to do
 
 
 def test_serve_refuses_to_start_when_redis_is_unreachable(tmp_path: Path) -> None:
@@ -42,6 +43,7 @@ def test_serve_refuses_to_start_when_redis_is_unreachable(tmp_path: Path) -> Non
     assert done.exit_code == 2, done.output
     assert "the shared state at redis://***@127.0.0.1:" in done.stderr
     assert "is Redis running there" in done.stderr and "hunter2" not in done.output
+    assert ".;" not in done.stderr, done.stderr
 
 
 def test_serve_refuses_workers_without_a_shared_state(tmp_path: Path) -> None:
