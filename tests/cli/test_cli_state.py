@@ -54,3 +54,15 @@ def test_serve_refuses_workers_without_a_shared_state(tmp_path: Path) -> None:
     assert "error: 2 workers need a shared state backend" in done.stderr and "--state redis://" in done.stderr
     done = CliRunner().invoke(app, ["serve", "-c", str(path), "--workers", "3", "--state", "memory"])
     assert done.exit_code == 2 and "error: 3 workers need a shared state backend" in done.stderr
+
+
+async def test_check_reports_a_url_redis_refuses_as_a_failed_state_not_a_traceback(tmp_path: Path) -> None:
+    async with redis_server() as redis:
+        for url, said in (
+            (f"{redis.url[: redis.url.rindex('/')]}/99", "DB index is out of range"),
+            (f"{redis.url}?colour=red", "colour"),
+        ):
+            arguments = ["check", "-c", str(_config(tmp_path)), "--state", url]
+            done = await anyio.to_thread.run_sync(lambda arguments=arguments: CliRunner().invoke(app, arguments))
+            assert done.exit_code == 1, done.output
+            assert re.search(r"✗ state +failed: redis://", done.stdout) and said in done.stdout, done.output
