@@ -107,6 +107,43 @@ async def test_two_workers_answer_on_one_port_and_stop_together(tmp_path: Path) 
     assert code == 0 and not any(_alive(pid) for pid in workers), errors.decode()
 
 
+async def test_a_worker_stops_when_its_parent_is_killed(tmp_path: Path) -> None:
+    (tmp_path / "pid_tools.py").write_text(TOOLS)
+    config = tmp_path / "toolmesh.json"
+    config.write_text(json.dumps({"native": ["pid_tools.py:tools"], "serve": {"port": 0, "workers": 2}}))
+    async with redis_server() as redis:
+        command = [sys.executable, "-m", "toolmesh", "serve", "-c", str(config)]
+        process = await anyio.open_process(
+            command, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, env={**ENV, "TOOLMESH_STATE": redis.url}
+        )
+        worker = None
+        try:
+            assert process.stdout is not None
+            lines = BufferedByteReceiveStream(process.stdout)
+            with anyio.fail_after(120):
+                while b"listening on" not in (line := await lines.receive_until(b"\n", 65536)):
+                    pass
+                url = line.decode().split("listening on ", 1)[1].strip()
+                while worker is None:  # the other worker answers once it has started
+                    async with client(url, "2026-07-28") as session:
+                        answered = int((await session.call_tool("pid", {})).content[0].text)  # type: ignore[union-attr]
+                    worker = answered if answered != process.pid else None
+                watch = os.pidfd_open(worker)
+                try:
+                    process.kill()  # no chance to stop its workers: they see their stdin end
+                    await process.wait()
+                    await anyio.wait_readable(watch)  # the worker's pidfd is readable once it has exited
+                finally:
+                    os.close(watch)
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            if worker is not None and _alive(worker):
+                os.kill(worker, signal.SIGKILL)
+    assert not _alive(worker)
+
+
 async def test_a_worker_stopped_alone_exits_and_is_started_again(tmp_path: Path) -> None:
     """SIGTERM to one worker (an operator, a rolling restart) ends it though its parent still holds its stdin."""
     (tmp_path / "pid_tools.py").write_text(TOOLS)

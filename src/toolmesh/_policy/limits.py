@@ -40,14 +40,16 @@ class ConcurrencyLimit(Hook):
     calls never take one), and released however the call ends.
     """
 
-    __slots__ = ("_match", "_slots", "_state", "limit")
+    __slots__ = ("_match", "_slots", "_state", "limit", "tools")
 
     def __init__(self, limit: int, *, tools: Iterable[str] = ("*",), state: StateBackend | None = None) -> None:
         if limit < 1:
             raise ConfigurationError(f"ConcurrencyLimit needs a limit of at least 1, got {limit!r}")
         self.limit = limit
         """Calls of one row that may run at once (in every process sharing ``state``)."""
-        self._match = matcher(tools, "ConcurrencyLimit(tools=...)")
+        self.tools = (tools,) if isinstance(tools, str) else tuple(tools)
+        """The patterns of the rows it limits."""
+        self._match = matcher(self.tools, "ConcurrencyLimit(tools=...)")
         self._slots: dict[str, anyio.Semaphore] = {}
         self._state = state
 
@@ -84,7 +86,7 @@ class RateLimit(Hook):
     model is told how long to wait. Bursts of up to ``calls`` are allowed.
     """
 
-    __slots__ = ("_buckets", "_clock", "_match", "_rate", "_state", "calls", "per")
+    __slots__ = ("_buckets", "_clock", "_match", "_rate", "_state", "calls", "per", "tools")
 
     def __init__(
         self,
@@ -104,7 +106,9 @@ class RateLimit(Hook):
         self.per = per
         """The period, in seconds."""
         self._rate = calls / per
-        self._match = matcher(tools, "RateLimit(tools=...)")
+        self.tools = (tools,) if isinstance(tools, str) else tuple(tools)
+        """The patterns of the rows it limits."""
+        self._match = matcher(self.tools, "RateLimit(tools=...)")
         self._clock = clock
         self._buckets: dict[str, tuple[float, float]] = {}
         self._state = state

@@ -79,3 +79,15 @@ def test_rate_and_concurrency_limits_come_from_the_policy(tmp_path: Path) -> Non
     assert isinstance(slots, ConcurrencyLimit) and slots.limit == 2
     with pytest.raises(ServerConfigError, match=r"key 'policy.rateLimits\[0\].calls'"):
         _load(tmp_path, {"policy": {"rateLimits": [{"calls": 0}]}})
+
+
+def test_a_limit_pattern_that_matches_no_tool_is_warned_about(tmp_path: Path) -> None:
+    from toolmesh.gateway._config.unmatched import unmatched_patterns
+
+    policy = {"rateLimits": [{"calls": 1, "tools": ["look"]}, {"calls": 2, "tools": ["notes__serch"]}]}
+    config = _load(tmp_path, {"policy": {**policy, "concurrencyLimits": [{"limit": 1, "tools": ["wpie"]}]}})
+    warnings = unmatched_patterns(config, ["look", "wipe", "notes__search"])
+    assert [w.split(": ", 1)[1] for w in warnings] == [
+        "key 'policy.rateLimits[1].tools[0]': 'notes__serch' matches no tool. Did you mean 'notes__search'?",
+        "key 'policy.concurrencyLimits[0].tools[0]': 'wpie' matches no tool. Did you mean 'wipe'?",
+    ]
