@@ -51,7 +51,9 @@ class Mesh:
     sessions: set[str] = field(default_factory=set)
     """The ``Mcp-Session-Id`` values of the responses (2025-11-25 sessions)."""
     gets: list[str] = field(default_factory=list)
-    """The replica that answered each GET (a 2025-11-25 client's notification stream)."""
+    """The replica that answered each GET (a 2025-11-25 client's notification stream, or a resumed stream)."""
+    resumed: list[str] = field(default_factory=list)
+    """The replica that answered each GET resuming a call's stream (``Last-Event-ID`` of a request's stream)."""
     posts: list[tuple[str, str]] = field(default_factory=list)
     """(kind, replica) of each POST: "call" (a ``tools/call`` without answers), "answer" (a 2025-11-25
     answer to the server's request, or a 2026-07-28 retry carrying input responses), "listen" or "other"."""
@@ -69,6 +71,9 @@ class Mesh:
         request = response.request
         if request.method == "GET":
             self.gets.append(replica)
+            resuming = request.headers.get("last-event-id", "")
+            if resuming and not resuming.endswith("/_GET_stream"):
+                self.resumed.append(replica)
         if request.method == "POST":
             body = request.content
             if b'"method"' not in body or b'"inputResponses"' in body:
@@ -92,6 +97,7 @@ class Mesh:
         self.gets.clear()
         self.posts.clear()
         self.sessions.clear()
+        self.resumed.clear()
 
     async def kill(self, index: int) -> None:
         """SIGKILL replica `index` (no graceful shutdown: its in-flight work is lost)."""

@@ -16,7 +16,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import tempfile
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -113,12 +113,17 @@ HAPROXY_TEMPLATE = ROOT / "examples" / "deploy" / "haproxy.cfg"
 """The deployment guide's HAProxy config: the tests serve it with their own bind address and servers."""
 
 
-def haproxy_config(port: int, backends: Sequence[str]) -> str:
-    """The guide's HAProxy config (round-robin over `backends`, base URLs) bound to 127.0.0.1:`port`."""
+def haproxy_config(port: int, backends: Sequence[str], server_timeout: str | None = None) -> str:
+    """The guide's HAProxy config (round-robin over `backends`, base URLs) bound to 127.0.0.1:`port`.
+
+    `server_timeout` (e.g. "2s") replaces its `timeout server`: a response quiet for that long is cut.
+    """
     lines: list[str] = []
     for line in HAPROXY_TEMPLATE.read_text().splitlines():
         stripped = line.strip()
-        if stripped.startswith("bind "):
+        if server_timeout is not None and stripped.startswith("timeout server "):
+            lines.append(f"    timeout server {server_timeout}")
+        elif stripped.startswith("bind "):
             lines.append(f"    bind 127.0.0.1:{port}")
         elif stripped.startswith("server replica"):
             if not any(other.strip().startswith("server replica") for other in lines):
@@ -132,14 +137,19 @@ def haproxy_config(port: int, backends: Sequence[str]) -> str:
 
 
 @asynccontextmanager
-async def haproxy(backends: Sequence[str]) -> AsyncIterator[Front]:
-    """A real HAProxy on a free loopback port, round-robin over `backends` (http://127.0.0.1:PORT)."""
+async def haproxy(
+    backends: Sequence[str], server_timeout: str | None = None, config: Callable[[int], str] | None = None
+) -> AsyncIterator[Front]:
+    """A real HAProxy on a free loopback port, round-robin over `backends` (http://127.0.0.1:PORT).
+
+    `config(port)`, when given, is the whole config instead (a test's own routing).
+    """
     port = free_port()
     with tempfile.TemporaryDirectory(prefix="toolmesh-haproxy-") as workdir:
-        config = Path(workdir) / "haproxy.cfg"
-        config.write_text(haproxy_config(port, backends))
+        path = Path(workdir) / "haproxy.cfg"
+        path.write_text(config(port) if config is not None else haproxy_config(port, backends, server_timeout))
         process = await anyio.open_process(
-            [_binary("haproxy"), "-db", "-f", str(config)],
+            [_binary("haproxy"), "-db", "-f", str(path)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=None,

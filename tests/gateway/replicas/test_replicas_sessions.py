@@ -28,7 +28,7 @@ from _servers import DEMO, http_server
 from _services import redis_server
 
 MODES = ["legacy", "2026-07-28"]
-CALLS = 150
+CALLS = 200
 LIMIT = 10
 SECRET = "one-secret-for-every-replica-0123"
 CALC_CALLS: list[str] = []

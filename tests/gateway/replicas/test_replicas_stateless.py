@@ -16,7 +16,7 @@ async def test_modern_clients_call_hundreds_of_times_each_request_on_another_rep
         with anyio.fail_after(240):
             async with mesh.client("2026-07-28") as client:
                 names = [tool.name for tool in (await client.list_tools()).tools]
-                assert names == ["add", "whoami", "ask_name", "stamp", "chatty"]
+                assert names == ["add", "whoami", "ask_name", "stamp", "chatty", "nap"]
                 answered = []
                 for n in range(CALLS):
                     result = await client.call_tool("add", {"a": n, "b": 1})

@@ -33,8 +33,7 @@ __all__ = ["SharedEventStore", "event_id"]
 _ENTRY_ID = re.compile(r"\d{1,20}-\d{1,20}")
 _MAX_STREAM_ID = 256
 """Characters of an SSE stream id (a request id, chosen by the client) accepted in an event id."""
-_FOLLOW_BLOCK_MS = 1000
-"""How long one wait for the next event lasts (shorter than the client's socket timeout)."""
+
 _ALIVE_CHECK = 10
 """Every this many waits without an event, a follower checks that the session still exists."""
 
@@ -71,7 +70,7 @@ class SharedEventStore(EventStore):
         after = entry
         quiet = 0
         while True:
-            events = await self._store.read_events(self._session, stream_id, after, _FOLLOW_BLOCK_MS)
+            events = await self._store.read_events(self._session, stream_id, after, self._store.wait_ms)
             quiet = 0 if events else quiet + 1
             if quiet >= _ALIVE_CHECK:
                 quiet = 0

@@ -29,9 +29,9 @@ When Redis cannot be reached, a 2025-11-25 request is answered with a JSON-RPC e
 saying to retry (anything else of that era with 503); 2026-07-28 requests need none of
 this and go on.
 
-One thing here depends on how the SDK's manager works rather than on what it promises:
-that ``handle_request`` (public) is its only entry, so overriding it (and ``run``) is
-enough to take the handshake era's requests.
+What this leans on in the SDK's manager: its public ``asgi_app`` attribute is the entry
+both ``handle_request`` and ``StreamableHTTPASGIApp`` call, so replacing it (and extending
+``run``) is enough to take the handshake era's requests.
 """
 
 from __future__ import annotations
@@ -159,7 +159,9 @@ class SharedSessionManager(StreamableHTTPSessionManager):
         self._copies: dict[str, _Copy] = {}
         self._group: TaskGroup | None = None
         self._life: Any = None
-        self._legacy_app = RequestBodyLimitMiddleware(self._legacy, max_request_body_size)
+        self._sdk_app = self.asgi_app.app  # the SDK's own handling, inside its body-size limit
+        # the SDK's entry (handle_request and StreamableHTTPASGIApp both call it), with the same limit in front
+        self.asgi_app = RequestBodyLimitMiddleware(self._route, max_request_body_size)
         app.middleware.append(self._middleware)
 
     def __repr__(self) -> str:
@@ -176,12 +178,12 @@ class SharedSessionManager(StreamableHTTPSessionManager):
                 group.cancel_scope.cancel()
                 self._group = None
 
-    async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
         version = Headers(scope=scope).get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            await super().handle_request(scope, receive, send)  # 2026-07-28: no session to share
+            await self._sdk_app(scope, receive, send)  # 2026-07-28: no session to share
         else:
-            await self._legacy_app(scope, receive, send)
+            await self._legacy(scope, receive, send)
 
     # -- 2025-11-25 requests ------------------------------------------------------------
 
@@ -238,7 +240,7 @@ class SharedSessionManager(StreamableHTTPSessionManager):
         try:
             await copy.transport.handle_request({**scope, _SCOPE_KEY: copy}, receive, watch)
         finally:
-            if status is None or status >= 400:
+            if status is None or status >= 400 or copy.record is None:  # no session was opened
                 await self._drop(copy)
 
     async def _start(self, session_id: str, owner: str | None, record: SessionRecord | None) -> _Copy:

@@ -88,6 +88,9 @@ class SessionStore:
         self.redis = redis
         self.profile = profile
         self._session_ttl = session_ttl
+        timeout = redis.connection_pool.connection_kwargs.get("socket_timeout")
+        self.wait_ms = int(1000 * min(1.0, timeout / 2)) if isinstance(timeout, int | float) and timeout > 0 else 1000
+        """How long one blocking read of events waits: within the client's socket timeout, or it would fail."""
 
     def __repr__(self) -> str:
         return f"SessionStore(profile={self.profile!r})"
