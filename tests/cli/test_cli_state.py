@@ -34,6 +34,7 @@ def test_check_fails_on_an_unreachable_state_naming_the_url_without_its_password
     assert done.exit_code == 1, done.output
     assert re.search(r"✗ state +failed: redis://\*\*\*@127\.0\.0\.1:\d+/0", done.stdout), done.stdout
     assert "hunter2" not in done.output
+    assert "; is Redis running there" in done.stdout and ".;" not in done.stdout, done.stdout  # what to do
 
 
 def test_serve_refuses_to_start_when_redis_is_unreachable(tmp_path: Path) -> None:
@@ -42,6 +43,7 @@ def test_serve_refuses_to_start_when_redis_is_unreachable(tmp_path: Path) -> Non
     assert done.exit_code == 2, done.output
     assert "the shared state at redis://***@127.0.0.1:" in done.stderr
     assert "is Redis running there" in done.stderr and "hunter2" not in done.output
+    assert ".;" not in done.stderr, done.stderr
 
 
 def test_serve_refuses_workers_without_a_shared_state(tmp_path: Path) -> None:
@@ -52,3 +54,15 @@ def test_serve_refuses_workers_without_a_shared_state(tmp_path: Path) -> None:
     assert "error: 2 workers need a shared state backend" in done.stderr and "--state redis://" in done.stderr
     done = CliRunner().invoke(app, ["serve", "-c", str(path), "--workers", "3", "--state", "memory"])
     assert done.exit_code == 2 and "error: 3 workers need a shared state backend" in done.stderr
+
+
+async def test_check_reports_a_url_redis_refuses_as_a_failed_state_not_a_traceback(tmp_path: Path) -> None:
+    async with redis_server() as redis:
+        for url, said in (
+            (f"{redis.url[: redis.url.rindex('/')]}/99", "DB index is out of range"),
+            (f"{redis.url}?colour=red", "colour"),
+        ):
+            arguments = ["check", "-c", str(_config(tmp_path)), "--state", url]
+            done = await anyio.to_thread.run_sync(lambda arguments=arguments: CliRunner().invoke(app, arguments))
+            assert done.exit_code == 1, done.output
+            assert re.search(r"✗ state +failed: redis://", done.stdout) and said in done.stdout, done.output

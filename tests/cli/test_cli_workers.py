@@ -14,7 +14,7 @@ import anyio
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from _gateway import client
-from _mcp import child_pids
+from _mcp import child_pids, wait_until
 from _servers import ROOT
 from _services import redis_server
 
@@ -142,3 +142,54 @@ async def test_a_worker_stops_when_its_parent_is_killed(tmp_path: Path) -> None:
             if worker is not None and _alive(worker):
                 os.kill(worker, signal.SIGKILL)
     assert not _alive(worker)
+
+
+async def test_a_worker_stopped_alone_exits_and_is_started_again(tmp_path: Path) -> None:
+    """SIGTERM to one worker (an operator, a rolling restart) ends it though its parent still holds its stdin."""
+    (tmp_path / "pid_tools.py").write_text(TOOLS)
+    config = tmp_path / "toolmesh.json"
+    config.write_text(json.dumps({"native": ["pid_tools.py:tools"], "serve": {"port": 0}}))
+    errors = bytearray()
+    async with redis_server() as redis:
+        command = [sys.executable, "-m", "toolmesh", "serve", "-c", str(config), "--workers", "2"]
+        process = await anyio.open_process(
+            command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env={**ENV, "TOOLMESH_STATE": redis.url}
+        )
+        workers: set[int] = set()
+        try:
+            assert process.stdout is not None and process.stderr is not None
+            lines = BufferedByteReceiveStream(process.stdout)
+            async with anyio.create_task_group() as group:
+
+                async def drain(stream: anyio.abc.ByteReceiveStream) -> None:
+                    async for chunk in stream:
+                        errors.extend(chunk)
+
+                group.start_soon(drain, process.stderr)
+                with anyio.fail_after(60):
+                    while b"listening on" not in (line := await lines.receive_until(b"\n", 65536)):
+                        pass
+                    url = line.decode().split("listening on ", 1)[1].strip()
+                    answered: set[int] = set()
+                    while len(answered) < 2:  # the worker serves
+                        async with client(url, "2026-07-28") as session:  # a new connection each time
+                            result = await session.call_tool("pid", {})
+                        answered.add(int(result.content[0].text))  # type: ignore[union-attr]
+                    (first,) = answered - {process.pid}
+                    os.kill(first, signal.SIGTERM)
+                # it closes within its grace, and is started again
+                await wait_until(lambda: b"exited with code" in errors, 30)
+                await wait_until(lambda: bool(child_pids(process.pid) - {first}), 30)
+                workers = child_pids(process.pid)
+                process.send_signal(signal.SIGTERM)
+                code = await process.wait()
+                group.cancel_scope.cancel()
+        finally:
+            if process.returncode is None:
+                process.kill()
+                await process.wait()
+            for pid in {*workers, *child_pids(process.pid)}:
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+    assert not _alive(first), errors.decode()
+    assert code == 0, errors.decode()

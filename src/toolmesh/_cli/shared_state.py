@@ -6,7 +6,7 @@ import time
 
 from toolmesh._state.backend import StateBackend
 from toolmesh._state.errors import StateUnavailableError
-from toolmesh._state.opening import open_state
+from toolmesh._state.opening import open_state, unreachable_hint
 from toolmesh.gateway._config.config import ServeSettings
 
 __all__ = ["open_shared_state", "state_health"]
@@ -30,5 +30,5 @@ async def state_health(settings: ServeSettings) -> tuple[float, str, str | None]
         async with backend:
             await backend.ping()
     except StateUnavailableError as exc:
-        return time.perf_counter() - started, about, f"{exc.detail}"
+        return time.perf_counter() - started, about, unreachable_hint(exc.detail)
     return time.perf_counter() - started, about, None

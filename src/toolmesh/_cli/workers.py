@@ -158,7 +158,14 @@ async def serve_with_workers(
 
 
 async def _until_parent_gone(scope: anyio.CancelScope) -> None:
-    """Cancel ``scope`` when stdin ends: this worker's parent closed it, or is gone."""
-    await anyio.to_thread.run_sync(sys.stdin.buffer.read, abandon_on_cancel=True)
+    """Cancel ``scope`` when stdin ends: this worker's parent closed it, or is gone.
+
+    Waited for on the event loop, not in a thread: a thread blocked reading stdin would keep a
+    worker stopped by its own SIGTERM (its parent still holding the pipe) from ever exiting."""
+    fd = sys.stdin.fileno()
+    while True:
+        await anyio.wait_readable(fd)
+        if not os.read(fd, 65536):
+            break
     note("worker: stopped by its parent (or the parent is gone)")
     scope.cancel()

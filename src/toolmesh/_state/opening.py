@@ -8,7 +8,7 @@ from .backend import StateBackend
 from .errors import StateConfigError, StateUnavailableError, redact_url
 from .memory import MemoryState
 
-__all__ = ["MEMORY", "REDIS_SCHEMES", "check_state_url", "open_state", "state_backend"]
+__all__ = ["MEMORY", "REDIS_SCHEMES", "check_state_url", "open_state", "state_backend", "unreachable_hint"]
 
 MEMORY = "memory"
 """The setting of in-process state (the default)."""
@@ -57,7 +57,10 @@ async def open_state(url: str | None, *, prefix: str = "toolmesh:") -> StateBack
         await backend.ping()
     except StateUnavailableError as exc:
         await backend.aclose()
-        raise StateUnavailableError(
-            exc.url, f"{exc.detail}; is Redis running there, and is the URL (host, port, db, password) right?"
-        ) from exc.__cause__
+        raise StateUnavailableError(exc.url, unreachable_hint(exc.detail)) from exc.__cause__
     return backend
+
+
+def unreachable_hint(detail: str) -> str:
+    """``detail`` (why a state server did not answer) with what to check."""
+    return f"{detail.rstrip('. ')}; is Redis running there, and is the URL (host, port, db, password) right?"

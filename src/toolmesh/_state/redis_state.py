@@ -197,8 +197,13 @@ class RedisState(StateBackend):
                 await subscription.pubsub.aclose()
 
     async def ping(self) -> float:
+        from redis.exceptions import RedisError
+
         started = time.perf_counter()
-        await self._do(self.client.ping())
+        try:
+            await self._do(self.client.ping())
+        except (RedisError, TypeError) as exc:  # a db Redis lacks, a URL option it does not know: the URL is wrong
+            raise StateUnavailableError(self._url, str(exc) or type(exc).__name__) from exc
         return time.perf_counter() - started
 
     async def aclose(self) -> None:
