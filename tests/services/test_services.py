@@ -4,16 +4,15 @@ from __future__ import annotations
 
 import itertools
 import socket
+import subprocess
+import sys
+from contextlib import AsyncExitStack
+from pathlib import Path
 
 import anyio
 import httpx
-import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import PlainTextResponse
-from starlette.routing import Route
 
-from _servers import free_port
+from _servers import _port_open, free_port, stop_process
 from _services import haproxy, redis_server
 
 
@@ -33,39 +32,31 @@ async def test_redis_server_answers_and_restarts_on_its_port() -> None:
         assert _redis_ping(redis.port) == b"+PONG\r\n"
 
 
-def _named_app(name: str) -> Starlette:
-    async def who(request: Request) -> PlainTextResponse:
-        return PlainTextResponse(name)
-
-    return Starlette(routes=[Route("/who", who)])
-
-
-async def test_haproxy_alternates_between_its_backends() -> None:
-    servers = []
-    urls = []
-    for name in ("a", "b"):
-        port = free_port()
-        server = uvicorn.Server(uvicorn.Config(_named_app(name), host="127.0.0.1", port=port, log_level="error"))
-        servers.append(server)
-        urls.append(f"http://127.0.0.1:{port}")
-    async with anyio.create_task_group() as tg:
-        for server in servers:
-            tg.start_soon(server.serve)
+async def test_haproxy_alternates_between_its_backends(tmp_path: Path) -> None:
+    """Two real backends (``python -m http.server``, each serving a file naming it) behind HAProxy."""
+    async with AsyncExitStack() as stack:
+        urls = []
+        for name in ("a", "b"):
+            folder = tmp_path / name
+            folder.mkdir()
+            (folder / "who").write_text(name)
+            port = free_port()
+            argv = [sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1", "--directory", str(folder)]
+            process = await anyio.open_process(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            stack.push_async_callback(stop_process, process)
+            with anyio.fail_after(60):
+                while not _port_open(port):  # noqa: ASYNC110 (a child process: no event to wait on)
+                    await anyio.sleep(0.05)
+            urls.append(f"http://127.0.0.1:{port}")
+        front = await stack.enter_async_context(haproxy(urls))
+        client = await stack.enter_async_context(httpx.AsyncClient())
+        answers: list[str] = []
         with anyio.fail_after(30):
-            while not all(server.started for server in servers):  # noqa: ASYNC110 (uvicorn has no started event)
-                await anyio.sleep(0.05)
-        try:
-            async with haproxy(urls) as front, httpx.AsyncClient() as client:
-                answers = []
-                with anyio.fail_after(30):
-                    while len(answers) < 6:
-                        reply = await client.get(f"{front}/who")
-                        if reply.status_code == 200:
-                            answers.append(reply.text)
-                        else:
-                            await anyio.sleep(0.1)
-            assert set(answers) == {"a", "b"}
-            assert all(first != second for first, second in itertools.pairwise(answers))
-        finally:
-            for server in servers:
-                server.should_exit = True
+            while len(answers) < 6:
+                reply = await client.get(f"{front}/who")
+                if reply.status_code == 200:
+                    answers.append(reply.text)
+                else:
+                    await anyio.sleep(0.1)
+    assert set(answers) == {"a", "b"}
+    assert all(first != second for first, second in itertools.pairwise(answers))
