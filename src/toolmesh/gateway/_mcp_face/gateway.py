@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
 
 from toolmesh._core.errors import ConfigurationError
@@ -26,10 +27,11 @@ from toolmesh._rows.rows import Entry
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, PROFILE_NAME
 from toolmesh.gateway._shared.catalog_view import CatalogView, row_rules, server_rules
-from toolmesh.gateway._shared.http import build_app
+from toolmesh.gateway._shared.http import Endpoint, build_app
 from toolmesh.gateway._shared.parts import AppExtension, ServedProfile
 
 from .face import ProfileFace
+from .lean import lean_paths
 from .lifecycle import Lifecycle, serve, session_managers
 from .passthrough import Upstream
 from .rounds import InputRounds
@@ -217,18 +219,29 @@ class McpGateway:
         async with self.running(), stdio_server() as (read, write):
             await server.run(read, write, server.create_initialization_options())
 
-    def http_app(self, settings: HttpSettings, *, responses: AppExtension | None = None) -> Starlette:
+    def http_app(
+        self, settings: HttpSettings, *, responses: AppExtension | None = None, lean: bool = True
+    ) -> Starlette:
         """The ASGI app serving every profile: ``{path}`` the default one, ``/<profile>{path}`` the others.
 
         Its lifespan runs the profiles' session managers: serve it with an ASGI server
         that runs lifespans (uvicorn does). With ``responses``, the app also serves that
-        Responses endpoint (``/v1/responses``), open for the app's lifetime.
+        Responses endpoint (``/v1/responses``), open for the app's lifetime. ``lean=False``
+        sends every request through the SDK's server (no lean path for ``tools/*``).
         """
         managers = session_managers(settings, self._faces)
-        app = build_app(settings, managers, Lifecycle(managers, self._faces, self.running).lifespan)
+        app = build_app(
+            settings, self._endpoints(settings, managers, lean), Lifecycle(managers, self._faces, self.running).lifespan
+        )
         if responses is not None:
             responses.mount(app)
         return app
+
+    def _endpoints(
+        self, settings: HttpSettings, managers: Mapping[str, StreamableHTTPSessionManager], lean: bool
+    ) -> Mapping[str, Endpoint]:
+        """Each profile's endpoint behind the guard: its session manager, behind the lean path unless not ``lean``."""
+        return lean_paths(self._faces, managers, settings.max_body_bytes) if lean else managers
 
     async def serve_http(
         self,
@@ -236,18 +249,20 @@ class McpGateway:
         *,
         on_ready: Callable[[str], None] | None = None,
         responses: AppExtension | None = None,
+        lean: bool = True,
     ) -> None:
         """Serve every profile over HTTP with uvicorn until cancelled; then close every client session.
 
         ``on_ready(base_url)`` is called once the socket listens and the app runs, with
         the real port (``http://127.0.0.1:PORT``; profiles are under ``settings.path``).
+        ``lean=False`` sends every request through the SDK's server.
 
         Raises:
             OSError: when the address cannot be bound.
         """
         managers = session_managers(settings, self._faces)
         lifecycle = Lifecycle(managers, self._faces, self.running)
-        app = build_app(settings, managers, None)
+        app = build_app(settings, self._endpoints(settings, managers, lean), None)
         if responses is None:
             await serve(app, lifecycle, settings.host, settings.port, on_ready)
             return

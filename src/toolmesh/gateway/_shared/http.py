@@ -10,8 +10,9 @@ Requests go through, in order:
    ``Origin`` that is neither loopback nor listed in ``allowed_origins`` is 403;
 3. bearer tokens, when any are configured: none or a wrong one is 401, a token limited
    to other profiles is 403 (tokens are compared in constant time and never logged);
-4. the profile's ``StreamableHTTPSessionManager`` (the SDK's), which bounds the
-   request body (413) and serves both protocol versions.
+4. the profile's endpoint: the lean path for the ``tools/call`` and ``tools/list`` it
+   answers (``_mcp_face.lean``), else the profile's ``StreamableHTTPSessionManager``
+   (the SDK's), which bounds the request body (413) and serves both protocol versions.
 
 Any answer given before the request's body was read to its end (a 413, a 401, a 404)
 says ``Connection: close`` (``ClosesUnreadBody``), so the server closes the connection
@@ -24,8 +25,8 @@ import hmac
 import json
 from collections.abc import Callable, Mapping
 from contextlib import AbstractAsyncContextManager
+from typing import Protocol
 
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.datastructures import Headers
@@ -36,12 +37,27 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolmesh.gateway._config.http_settings import BearerToken, HttpSettings, is_loopback
 
-__all__ = ["BearerToken", "ClosesUnreadBody", "Guard", "HttpSettings", "Lifespan", "build_app", "is_loopback"]
+__all__ = [
+    "BearerToken",
+    "ClosesUnreadBody",
+    "Endpoint",
+    "Guard",
+    "HttpSettings",
+    "Lifespan",
+    "build_app",
+    "is_loopback",
+]
 
 _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
 """A Starlette lifespan."""
+
+
+class Endpoint(Protocol):
+    """What answers one profile's MCP requests behind the guard: the SDK's session manager, or a front of it."""
+
+    async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None: ...
 
 
 def security_settings(settings: HttpSettings) -> TransportSecuritySettings:
@@ -102,7 +118,7 @@ class ClosesUnreadBody:
 class Guard:
     """Routing, Host/Origin checks and bearer tokens in front of the profiles' session managers."""
 
-    def __init__(self, settings: HttpSettings, managers: Mapping[str, StreamableHTTPSessionManager]) -> None:
+    def __init__(self, settings: HttpSettings, managers: Mapping[str, Endpoint]) -> None:
         self._settings = settings
         self._managers = managers
         self._security = TransportSecurityMiddleware(security_settings(settings))
@@ -162,9 +178,7 @@ class Guard:
             await manager.handle_request(scope, receive, send)
 
 
-def build_app(
-    settings: HttpSettings, managers: Mapping[str, StreamableHTTPSessionManager], lifespan: Lifespan | None
-) -> Starlette:
+def build_app(settings: HttpSettings, managers: Mapping[str, Endpoint], lifespan: Lifespan | None) -> Starlette:
     """The ASGI app serving each profile's session manager as ``settings`` says.
 
     ``lifespan`` runs the managers (and the gateway's fan-out) for the app's lifetime;
