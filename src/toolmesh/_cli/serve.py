@@ -49,6 +49,7 @@ from .app import (
     connect,
     console,
     fail,
+    fast_loop,
     note,
     run_guarded,
 )
@@ -340,7 +341,7 @@ def serve(
                 await serve_catalog(gateway, http, settings, gateway_config, registry, sizes, responses)
         return True
 
-    run_guarded(sources, work, stop_signals=(signal.SIGINT, signal.SIGTERM), first=_STOPPING)
+    run_guarded(sources, work, stop_signals=(signal.SIGINT, signal.SIGTERM), first=_STOPPING, loop_options=fast_loop())
     note("stopped: the client sessions, the upstream sessions and the servers' processes are closed")
 
 

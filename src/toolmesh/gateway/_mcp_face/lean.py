@@ -106,8 +106,6 @@ class LeanPath:
         self._face = face
         self._sdk = sdk
         self._max_body = max_body_bytes
-        self.served = 0
-        """Requests answered on the lean path (the rest stepped aside)."""
 
     async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Answer the request lean when it qualifies; else hand it, its body replayed, to the SDK."""
@@ -122,13 +120,15 @@ class LeanPath:
             await self._sdk.handle_request(scope, replay, send)
 
     async def _answer(self, scope: Scope, receive: Receive, send: Send, read: deque[Message]) -> None:
-        request = Request(scope)
-        headers = request.headers
+        lines = [(name.decode("latin-1"), value.decode("latin-1")) for name, value in scope["headers"]]
+        headers: dict[str, str] = {}
+        for name, value in lines:  # the first of repeated headers, as Starlette's ``Headers`` reads them
+            headers.setdefault(name, value)
         if (
             scope["method"] != "POST"
             or headers.get("mcp-protocol-version") not in MODERN_PROTOCOL_VERSIONS
             or not headers.get("content-type", "").lower().startswith("application/json")
-            or not check_accept_headers(request)[0]
+            or not check_accept_headers(Request(scope))[0]
             or headers.get("mcp-method", "tools/call") not in METHODS
             or not isinstance(global_tracer_provider() or _UNSET, _NO_TRACING)
         ):
@@ -147,12 +147,12 @@ class LeanPath:
         method, params = message.method, message.params
         if (
             method not in METHODS
-            or find_duplicated_routing_header(request.headers.items()) is not None
+            or find_duplicated_routing_header(lines) is not None
             or not self._face.runs_only_own(method)
             or any(key in (params or {}).get("_meta", {}) for key in _STREAMING_META)
         ):
             raise _StepAside
-        verdict = classify_inbound_request(decoded, headers=dict(headers))
+        verdict = classify_inbound_request(decoded, headers=headers)
         if not isinstance(verdict, InboundModernRoute):
             raise _StepAside
         try:
@@ -175,7 +175,6 @@ class LeanPath:
             error = modern_error_data(exc)
             reply = {"jsonrpc": "2.0", "id": message.id, "error": error.model_dump(mode="json", exclude_none=True)}
             status = ERROR_CODE_HTTP_STATUS.get(error.code, 200)
-        self.served += 1
         text = json.dumps(reply, separators=(",", ":")).encode()
         length = [(b"content-length", str(len(text)).encode())]
         await send({"type": "http.response.start", "status": status, "headers": [*length, *_JSON_HEADERS]})
