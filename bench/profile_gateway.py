@@ -7,10 +7,11 @@ Run:  .venv/bin/python bench/profile_gateway.py [--calls 2000] [--rounds 10] [--
 The fixture server (tests/fixtures/demo_server.py) runs as a child process over Streamable HTTP on
 loopback; ``toolmesh serve`` fronts it (the same config as bench/gateway.py) in a child process per
 variant, run by this script with ``--serve`` so that cProfile can be switched on and off in it by
-signal (SIGUSR1 starts the profiler, on CPU time; SIGUSR2 stops it and writes the stats). Variants:
-``lean`` is the gateway as served; ``sdk`` sends every request through the SDK's server (no lean
-path), for a comparison within one run. This process is the client (``mcp.Client(url, mode=...)``,
-calling ``echo {"text": "hello"}``):
+signal (SIGUSR1 starts the profiler, on CPU time; SIGUSR2 stops it and writes the stats). Variants,
+to compare within one run: ``speed`` is the gateway as served with the ``speed`` extra (uvloop,
+httptools) installed; ``lean`` the same without them (asyncio's loop, uvicorn's h11); ``sdk`` also
+without the lean path (every request through the SDK's server, as before it). This process is the
+client (``mcp.Client(url, mode=...)``, calling ``echo {"text": "hello"}``):
 
 1. warm-up: 200 calls per variant (connections, caches, every code path once);
 2. an unprofiled pass of ``--calls`` calls per variant, in ``--rounds`` turns with the variants
@@ -18,12 +19,13 @@ calling ``echo {"text": "hello"}``):
 3. a profiled pass of as many calls per variant: where that CPU goes.
 
 The breakdown adds up each function's own time (not its callees') by the part of the stack it belongs
-to: the HTTP server (uvicorn, h11, Starlette), the SDK's server side (transport, runner, session),
-JSON-RPC validation and serialization (pydantic, the SDK's wire types), JSON text, toolmesh's own
-dispatch, the upstream client (the SDK's client, httpx2/httpcore), the event loop and anyio, I/O
-syscalls. The share of each is applied to the unprofiled CPU per call (cProfile slows every Python
-call by about the same factor, so shares hold; absolute profiled times do not). Then the ``--top``
-functions by own time, and the inclusive time of the entry points of each stage.
+to: the HTTP server (uvicorn, Starlette), HTTP/1.1 parsing (h11: uvicorn's and the upstream
+client's), the SDK's server side (transport, runner, session), JSON-RPC validation and serialization
+(pydantic, the SDK's wire types), JSON text, toolmesh's own dispatch, the upstream client (the SDK's
+client, httpx2/httpcore), the event loop and anyio, I/O syscalls. The share of each is applied to
+the unprofiled CPU per call (cProfile slows every Python call by about the same factor, so shares
+hold; absolute profiled times do not). Then the ``--top`` functions by own time. (Inclusive times are left out: a coroutine's are split over its resumptions
+and over the tasks it spawns, and do not add up.)
 """
 
 from __future__ import annotations
@@ -53,7 +55,11 @@ ARGS = {"text": "hello"}
 
 # (category, test on the function's file path or built-in name), first match wins
 PARTS: list[tuple[str, Callable[[str, str], bool]]] = [
-    ("HTTP server: uvicorn, h11, Starlette", lambda f, n: any(p in f for p in ("/uvicorn/", "/h11/", "/starlette/"))),
+    (
+        "HTTP server: uvicorn, Starlette (httptools)",
+        lambda f, n: any(p in f for p in ("/uvicorn/", "/starlette/")) or "httptools" in n,
+    ),
+    ("HTTP/1.1 parsing: h11 (uvicorn's and httpcore's)", lambda f, n: "/h11/" in f),
     ("gateway guard (toolmesh.gateway._shared)", lambda f, n: "/toolmesh/gateway/_shared/" in f),
     ("gateway lean path (toolmesh.gateway._mcp_face.lean)", lambda f, n: "/toolmesh/gateway/_mcp_face/lean" in f),
     ("gateway MCP face (toolmesh.gateway._mcp_face)", lambda f, n: "/toolmesh/gateway/" in f),
@@ -89,27 +95,12 @@ PARTS: list[tuple[str, Callable[[str, str], bool]]] = [
 ]
 OTHER = "other (stdlib, logging, typing, uuid, ...)"
 
-# Entry points: their inclusive time says what a stage costs with all it calls (in its own task).
-STAGES: list[tuple[str, str, str]] = [
-    ("uvicorn: h11 cycle, one request", "uvicorn/protocols/http/h11_impl.py", "run_asgi"),
-    ("guard (routing, Host/Origin, tokens)", "toolmesh/gateway/_shared/http.py", "__call__"),
-    ("SDK modern entry (2026-07-28 request)", "mcp/server/_streamable_http_modern.py", "handle_modern_request"),
-    ("SDK legacy transport (2025-11-25 request)", "mcp/server/streamable_http.py", "handle_request"),
-    ("SDK runner: serve_one", "mcp/server/runner.py", "serve_one"),
-    ("SDK runner: on_request (validate, call, serialize)", "mcp/server/runner.py", "_on_request"),
-    ("lean path: tools/call, tools/list", "toolmesh/gateway/_mcp_face/lean.py", "handle"),
-    ("face: tools/call handler", "toolmesh/gateway/_mcp_face/face.py", "_call_tool"),
-    ("dispatch: run_tool_calls", "toolmesh/_dispatch/turn.py", "run_tool_calls"),
-    ("toolmesh client: McpConnection.call_tool", "toolmesh/mcp/_client/connection.py", "call_tool"),
-    ("SDK client: Client.call_tool", "mcp/client/client.py", "call_tool"),
-    ("httpx2: AsyncClient.send", "httpx2/_client.py", "send"),
-]
-
 
 def serve_profiled(out: str, variant: str, argv: list[str]) -> None:
     """Run ``toolmesh`` with ``argv`` in this process; SIGUSR1 starts cProfile, SIGUSR2 stops it and writes ``out``.
 
-    ``variant`` ``sdk`` serves every request through the SDK's server (``McpGateway.serve_http(lean=False)``).
+    ``variant``: ``sdk`` serves every request through the SDK's server (``McpGateway.serve_http(lean=False)``);
+    ``lean`` as served, but without the speed extra; ``speed`` as served, uvloop and httptools included.
     """
     profiler = cProfile.Profile(time.process_time)  # CPU, not wall: waiting and preemption are not the gateway's cost
 
@@ -121,6 +112,9 @@ def serve_profiled(out: str, variant: str, argv: list[str]) -> None:
         profiler.dump_stats(out + ".part")
         os.replace(out + ".part", out)
 
+    if variant != "speed":  # as if the speed extra were not installed: asyncio's loop, uvicorn's h11
+        sys.modules["uvloop"] = None  # type: ignore[assignment]
+        sys.modules["httptools"] = None  # type: ignore[assignment]
     if variant == "sdk":
         from toolmesh.gateway import McpGateway
 
@@ -157,7 +151,7 @@ async def gateways(folder: Path, variants: list[str]) -> AsyncIterator[dict[str,
 
 
 async def run(args: argparse.Namespace) -> None:
-    variants = args.variant or ["lean"]
+    variants = args.variant or ["speed"]
     runner = concurrent if args.in_flight else sequential
     with tempfile.TemporaryDirectory(prefix="toolmesh-profile-") as tmp:
         async with gateways(Path(tmp), variants) as found, contextlib.AsyncExitStack() as stack:
@@ -217,19 +211,12 @@ def report(stats: pstats.Stats, cpu_us: float, args: argparse.Namespace) -> None
     for (filename, _, name), (_, _, tt, _, _) in entries.items():
         part = next((label for label, test in PARTS if test(filename, name)), OTHER)
         parts[part] = parts.get(part, 0.0) + tt
-    print(f"gateway CPU per call, unprofiled (from /proc): {cpu_us:.0f} µs")
+    print(f"CPU per call, unprofiled: {cpu_us:.0f} µs")
     print(f"profiled CPU per call: {total / args.calls * 1e6:.0f} µs (cProfile's overhead included)\n")
-    print(f"{'part of the gateway (own time of its functions)':<56} {'share':>6} {'µs/call':>8}")
+    print(f"{'part (own time of its functions)':<56} {'share':>6} {'µs/call':>8}")
     for part, seconds in sorted(parts.items(), key=lambda item: -item[1]):
         share = seconds / total
         print(f"{part:<56} {share:>6.1%} {share * cpu_us:>8.0f}")
-    print(f"\n{'stage (inclusive, profiled CPU per call)':<56} {'resumes':>8} {'µs/call':>8}")
-    for label, path, function in STAGES:
-        found = [(v[0], v[3]) for (f, _, n), v in entries.items() if f.endswith(path) and n == function]
-        if found:
-            primitive = sum(calls for calls, _ in found)
-            cumulative = sum(ct for _, ct in found)
-            print(f"{label:<56} {primitive / args.calls:>8.1f} {cumulative / args.calls * 1e6:>8.0f}")
     print(f"\ntop {args.top} functions by own time (profiled µs per call):")
     ranked = sorted(entries.items(), key=lambda item: -item[1][2])[: args.top]
     for (filename, line, name), (_, calls, tt, _, _) in ranked:
@@ -247,8 +234,9 @@ def main() -> None:
     parser.add_argument(
         "--variant",
         action="append",
-        choices=["lean", "sdk"],
-        help="lean: as served (the default); sdk: every request through the SDK's server; repeat to compare",
+        choices=["sdk", "lean", "speed"],
+        help="sdk: every request through the SDK's server; lean: the lean path; speed: the lean path on uvloop and"
+        " httptools (the speed extra; the default); repeat to compare. sdk and lean block the speed extra",
     )
     parser.add_argument("--no-profile", action="store_true", help="measure CPU per call only")
     parser.add_argument("--mode", choices=["auto", "legacy", "2026-07-28"], default="auto", help="client protocol")
