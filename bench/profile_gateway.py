@@ -24,8 +24,9 @@ client's), the SDK's server side (transport, runner, session), JSON-RPC validati
 (pydantic, the SDK's wire types), JSON text, toolmesh's own dispatch, the upstream client (the SDK's
 client, httpx2/httpcore), the event loop and anyio, I/O syscalls. The share of each is applied to
 the unprofiled CPU per call (cProfile slows every Python call by about the same factor, so shares
-hold; absolute profiled times do not). Then the ``--top`` functions by own time. (Inclusive times are left out: a coroutine's are split over its resumptions
-and over the tasks it spawns, and do not add up.)
+hold; absolute profiled times do not). Then the ``--top`` functions by own time. (Inclusive times
+are left out: a coroutine's are split over its resumptions and the tasks it spawns, and do not add
+up.)
 """
 
 from __future__ import annotations
