@@ -20,6 +20,7 @@ from mcp.server import _streamable_http_modern as sdk_entry
 from _gateway import serving
 from toolmesh import ToolExecutionError, ToolRegistry, tool
 from toolmesh.gateway import McpGateway
+from toolmesh.gateway._mcp_face import lean
 
 VERSION = "2026-07-28"
 ENVELOPE = {
@@ -42,6 +43,13 @@ async def total(a: int, b: int) -> dict[str, int]:
 
 
 @tool
+async def slow(seconds: float) -> str:
+    """Take its time, as a tool waiting on an API does."""
+    await anyio.sleep(seconds)
+    return "done"
+
+
+@tool
 async def refuse(reason: str) -> str:
     """Always fails, on purpose."""
     raise ToolExecutionError(f"refused: {reason}")
@@ -53,7 +61,7 @@ async def _noop(arguments: dict[str, Any]) -> str:
 
 def _registry() -> ToolRegistry:
     registry = ToolRegistry()
-    for row in (echo, total, refuse):
+    for row in (echo, total, slow, refuse):
         registry.register(row)
     for index in range(520):  # more than one page of tools/list
         registry.register_dynamic(f"row_{index}", {"type": "object", "properties": {}}, _noop)
@@ -109,6 +117,10 @@ STEPS_ASIDE: dict[str, tuple[bytes, dict[str, str]]] = {
         json.dumps(body := _call("echo", {"text": "x"})).encode(),
         _headers(body, **{"mcp-name": "total"}),
     ),
+    "accepting JSON only": (
+        json.dumps(body := _call("echo", {"text": "j"})).encode(),
+        _headers(body, accept="application/json"),
+    ),
     "another method": (json.dumps(body := _request("prompts/list", {})).encode(), _headers(body)),
     "no envelope": (
         json.dumps(body := {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}).encode(),
@@ -141,13 +153,13 @@ async def _answers(lean: bool, requests: dict[str, tuple[bytes, dict[str, str]]]
         with anyio.fail_after(120):
             for label, (body, headers) in requests.items():
                 answer = await http.post(f"{base}/mcp", content=body, headers=headers)
-                text = answer.content.decode()
-                answers[label] = (answer.status_code, answer.headers.get("content-type"), _parsed(text))
+                kind = answer.headers.get("content-type")
+                answers[label] = (answer.status_code, kind, _parsed(kind, answer.content.decode()))
     return answers
 
 
-def _parsed(text: str) -> Any:
-    if text.startswith("event:"):  # an SSE answer: its JSON-RPC messages, in order
+def _parsed(kind: str | None, text: str) -> Any:
+    if kind == "text/event-stream":  # its JSON-RPC messages, in order (pings are comments: their number varies)
         return [json.loads(line[5:]) for line in text.splitlines() if line.startswith("data:")]
     return json.loads(text) if text else None
 
@@ -170,9 +182,20 @@ async def test_the_lean_path_answers_as_the_sdk_does_without_its_entry(monkeypat
     assert entered == []
     assert expected["tools/call"][0:2] == (200, "application/json")
     assert expected["tools/call"][2]["result"]["content"] == [{"type": "text", "text": "hello"}]
-    assert expected["tools/list, page 2"][2]["result"]["tools"][0]["name"] == "row_497"
+    assert expected["tools/list, page 2"][2]["result"]["tools"][0]["name"] == "row_496"
     assert expected["tools/list, a cursor not handed out"][2]["error"]["code"] == -32602
 
 
 async def test_what_the_lean_path_leaves_is_answered_by_the_sdk_as_before() -> None:
     assert await _answers(True, STEPS_ASIDE) == await _answers(False, STEPS_ASIDE)
+
+
+async def test_a_long_call_is_answered_on_a_kept_alive_stream_as_the_sdk_does(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sdk_entry, "_SSE_PING_INTERVAL", 0.2)
+    monkeypatch.setattr(lean, "PING_SECONDS", 0.2)
+    requests = _raw({"a call past the ping interval": _call("slow", {"seconds": 1.0})})
+    expected = await _answers(False, requests)
+    assert await _answers(True, requests) == expected
+    status, kind, messages = expected["a call past the ping interval"]
+    assert (status, kind) == (200, "text/event-stream")
+    assert messages[-1]["result"]["content"] == [{"type": "text", "text": "done"}]

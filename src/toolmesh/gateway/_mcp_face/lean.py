@@ -11,7 +11,7 @@ dumped again. Here a request the SDK would answer with one plain JSON body is an
 with one plain JSON body, built on the SDK's own pieces:
 
 1. at the head: ``POST``; ``MCP-Protocol-Version`` a 2026-07-28-era version; a JSON
-   ``Content-Type`` and ``Accept`` (the SDK's own checks); ``Mcp-Method``, when given,
+   ``Content-Type``, and an ``Accept`` taking JSON and SSE (the SDK's own checks); ``Mcp-Method``, when given,
    ``tools/call`` or ``tools/list``; a declared length within ``max_body_bytes``;
 2. the body read within ``max_body_bytes``, its nesting measured before parsing
    (``_core.json_limits``);
@@ -22,7 +22,9 @@ with one plain JSON body, built on the SDK's own pieces:
    and result conversion as the SDK path);
 5. the SDK's outbound sieve (``serialize_server_result``), ``resultType`` and the
    ``serverInfo`` stamp, as ``ServerRunner`` does;
-6. the answer: ``application/json``, the status the SDK maps the JSON-RPC error to.
+6. the answer: ``application/json``, with the status the SDK maps a JSON-RPC error to; or,
+   for a call still running after ``PING_SECONDS``, an SSE stream kept alive by pings
+   that ends with the reply, as the SDK answers such a call.
 
 It steps aside (the SDK's session manager gets the request, the body replayed as it was
 read) for anything it does not answer exactly as the SDK would: another method or era, a
@@ -80,6 +82,15 @@ _ASKING: Final = ("elicitation", "sampling")
 _NO_TRACING = (trace.ProxyTracerProvider, trace.NoOpTracerProvider)
 _UNSET = trace.NoOpTracerProvider()
 _JSON_HEADERS: Final = [(b"content-type", b"application/json")]
+_SSE_HEADERS: Final = [
+    (b"content-type", b"text/event-stream"),
+    (b"cache-control", b"no-cache, no-transform"),
+    (b"connection", b"keep-alive"),
+    (b"x-accel-buffering", b"no"),
+]
+"""The SDK's SSE answer headers (``mcp.server._streamable_http_modern``)."""
+PING_SECONDS = 15.0
+"""Seconds a call may run before its answer turns into an SSE stream kept alive by pings (the SDK's interval)."""
 _PARAMS: Final[dict[str, type[mcp_types.RequestParams]]] = {
     "tools/call": mcp_types.CallToolRequestParams,
     "tools/list": mcp_types.PaginatedRequestParams,
@@ -128,7 +139,7 @@ class LeanPath:
             scope["method"] != "POST"
             or headers.get("mcp-protocol-version") not in MODERN_PROTOCOL_VERSIONS
             or not headers.get("content-type", "").lower().startswith("application/json")
-            or not check_accept_headers(Request(scope))[0]
+            or not all(check_accept_headers(Request(scope)))  # the SDK answers 406 unless both are accepted
             or headers.get("mcp-method", "tools/call") not in METHODS
             or not isinstance(global_tracer_provider() or _UNSET, _NO_TRACING)
         ):
@@ -162,12 +173,10 @@ class LeanPath:
             raise _StepAside from None
         if isinstance(typed, mcp_types.CallToolRequestParams) and self._not_plain(typed, verdict, headers):
             raise _StepAside
+        answer = _Answer(send)
         try:
-            reply: dict[str, Any] = {
-                "jsonrpc": "2.0",
-                "id": message.id,
-                "result": await self._result(typed, verdict, receive),
-            }
+            result = await self._result(typed, verdict, receive, answer)
+            reply: dict[str, Any] = {"jsonrpc": "2.0", "id": message.id, "result": result}
             status = 200
         except _ClientGone:
             return
@@ -175,10 +184,7 @@ class LeanPath:
             error = modern_error_data(exc)
             reply = {"jsonrpc": "2.0", "id": message.id, "error": error.model_dump(mode="json", exclude_none=True)}
             status = ERROR_CODE_HTTP_STATUS.get(error.code, 200)
-        text = json.dumps(reply, separators=(",", ":")).encode()
-        length = [(b"content-length", str(len(text)).encode())]
-        await send({"type": "http.response.start", "status": status, "headers": [*length, *_JSON_HEADERS]})
-        await send({"type": "http.response.body", "body": text})
+        await answer.reply(reply, status)
 
     async def _body(self, receive: Receive, read: deque[Message]) -> bytes:
         """The request body, read within the bound; every message read is kept in ``read`` for a replay."""
@@ -198,13 +204,13 @@ class LeanPath:
                 return b"".join(chunks)
 
     async def _result(
-        self, params: mcp_types.RequestParams, verdict: InboundModernRoute, receive: Receive
+        self, params: mcp_types.RequestParams, verdict: InboundModernRoute, receive: Receive, answer: _Answer
     ) -> dict[str, Any]:
         """The wire result for ``params``, shaped as the SDK's ``ServerRunner`` shapes it."""
         face = self._face
         result: mcp_types.Result
         if isinstance(params, mcp_types.CallToolRequestParams):
-            method, result = "tools/call", await self._call(params, receive)
+            method, result = "tools/call", await self._call(params, receive, answer)
         else:
             assert isinstance(params, mcp_types.PaginatedRequestParams)
             method, result = "tools/list", face.tools_page(params.cursor)
@@ -234,8 +240,11 @@ class LeanPath:
         found = schema(call.name) if schema is not None else None
         return found is not None and validate_mcp_param_headers(found, arguments, headers) is not None
 
-    async def _call(self, call: mcp_types.CallToolRequestParams, receive: Receive) -> mcp_types.CallToolResult:
-        """Run the call; the client going away cancels it (2026-07-28's cancellation: closing the request)."""
+    async def _call(
+        self, call: mcp_types.CallToolRequestParams, receive: Receive, answer: _Answer
+    ) -> mcp_types.CallToolResult:
+        """Run the call; the client going away cancels it (2026-07-28's cancellation: closing the request); a call
+        still running after ``PING_SECONDS`` is answered on an SSE stream kept alive by pings, as the SDK does."""
         face, gone = self._face, False
 
         def context(tool_call: ToolCall) -> ToolContext[Any]:
@@ -245,10 +254,15 @@ class LeanPath:
 
             async def watch() -> None:
                 nonlocal gone
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                gone = True
-                group.cancel_scope.cancel()
+                while True:
+                    with anyio.move_on_after(PING_SECONDS) as waiting:
+                        message = await receive()
+                    if waiting.cancelled_caught:
+                        await answer.ping()
+                    elif message["type"] == "http.disconnect":
+                        gone = True
+                        group.cancel_scope.cancel()
+                        return
 
             group.start_soon(watch)
             result = await run_call(face.view.snapshot(), face.hooks, call, call.meta, context)
@@ -256,6 +270,34 @@ class LeanPath:
         if gone:
             raise _ClientGone
         return result
+
+
+class _Answer:
+    """One request's answer: a JSON body, or (once a ping was due) an SSE stream that ends with the reply."""
+
+    def __init__(self, send: Send) -> None:
+        self._send = send
+        self._streaming = False
+
+    async def ping(self) -> None:
+        """Keep the answer alive: commit to SSE at the first ping, then send a comment line."""
+        with anyio.CancelScope(shield=True):  # never half a message: the reply follows on the same stream
+            if not self._streaming:
+                self._streaming = True
+                await self._send({"type": "http.response.start", "status": 200, "headers": _SSE_HEADERS})
+            await self._send({"type": "http.response.body", "body": b": ping\r\n\r\n", "more_body": True})
+
+    async def reply(self, reply: dict[str, Any], status: int) -> None:
+        """Send the JSON-RPC reply: the SSE stream's last event, or a JSON body with ``status``."""
+        text = json.dumps(reply, separators=(",", ":"))
+        if self._streaming:
+            event = f"event: message\r\ndata: {text}\r\n\r\n".encode()
+            await self._send({"type": "http.response.body", "body": event, "more_body": False})
+            return
+        body = text.encode()
+        headers = [(b"content-length", str(len(body)).encode()), *_JSON_HEADERS]
+        await self._send({"type": "http.response.start", "status": status, "headers": headers})
+        await self._send({"type": "http.response.body", "body": body})
 
 
 def lean_paths(
