@@ -2,8 +2,8 @@
 
 This is the one module where toolmesh answers MCP requests itself (DESIGN.md allows exactly
 this one, labelled path); every other method, protocol era and unusual request goes to the
-SDK. The SDK's 2026-07-28 entry spends most of a gateway call's CPU that is not the call
-itself (docs/benchmarks.md, "Where the gateway's CPU goes"): a ``Request`` and security
+SDK. The SDK's 2026-07-28 entry costs about a fifth of a gateway call's CPU
+(docs/benchmarks.md, "Where the gateway's CPU goes"): a ``Request`` and security
 middleware again, the body limit as another middleware, a task group with two tasks and a
 memory stream per request (the SSE deferral), a ``Connection``, a ``ServerSession``, a
 ``ServerRequestContext``, the middleware chain, and the result dumped, re-validated and
@@ -11,8 +11,9 @@ dumped again. Here a request the SDK would answer with one plain JSON body is an
 with one plain JSON body, built on the SDK's own pieces:
 
 1. at the head: ``POST``; ``MCP-Protocol-Version`` a 2026-07-28-era version; a JSON
-   ``Content-Type``, and an ``Accept`` taking JSON and SSE (the SDK's own checks); ``Mcp-Method``, when given,
-   ``tools/call`` or ``tools/list``; a declared length within ``max_body_bytes``;
+   ``Content-Type``, and an ``Accept`` taking JSON and SSE (the SDK's own checks);
+   ``Mcp-Method``, when given, ``tools/call`` or ``tools/list``; a declared length within
+   ``max_body_bytes``;
 2. the body read within ``max_body_bytes``, its nesting measured before parsing
    (``_core.json_limits``);
 3. the SDK's validation: ``JSONRPCRequest``, the duplicated-header check, the inbound
