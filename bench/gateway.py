@@ -15,6 +15,12 @@ own loopback port, also over Streamable HTTP:
                          a new upstream session for each request it forwards.
   4. fastmcp proxy,      ``create_proxy(fastmcp.Client(URL))`` with the client connected once: one shared
      session reused      upstream session (FastMCP's faster, opt-in configuration).
+  5. shared state        ``toolmesh serve`` of two native tools (``echo``, ``slow``) under a rate limit
+                         (one token per call): state in the process; in Redis (a redis-server child);
+                         in Redis with ``--workers 2`` (bench/_state_rows.py). The last lines give the Redis
+                         round trips' cost, Redis state's added latency (target: at most x1.10) and the
+                         2 workers' calls per second against one (target: at least x1.60). With 2 workers
+                         the front CPU column counts the first worker only.
 
 Every row is measured with the same client, the SDK's ``mcp.Client(url)`` (protocol 2026-07-28 by
 default; ``--mode legacy`` for 2025-11-25 sessions), calling ``echo {"text": "hello"}``: a tool that
@@ -54,6 +60,8 @@ from typing import Any
 
 import anyio
 from _loopback import IN_FLIGHT, Call, Latencies, concurrent, free_port, port_open, sequential
+from _state_rows import NATIVE, NATIVE_REDIS, NATIVE_WORKERS, ROWS, native_command, redis_command, redis_missing
+from _state_rows import round_trips as redis_round_trips
 from anyio.abc import Process
 from mcp import Client
 from mcp.shared.exceptions import MCPError
@@ -188,9 +196,13 @@ def fastmcp_server_missing() -> str | None:
 
 def gateway_command(upstream: str, port: int, folder: Path) -> list[str]:
     """`toolmesh serve --config toolmesh.json`, the config fronting `upstream` on `port`."""
+    return [*toolmesh_command(), "serve", "--config", str(gateway_config(upstream, port, folder))]
+
+
+def toolmesh_command() -> list[str]:
+    """The ``toolmesh`` command of this environment."""
     script = Path(sys.executable).parent / "toolmesh"
-    toolmesh = [str(script)] if script.exists() else [sys.executable, "-m", "toolmesh"]
-    return [*toolmesh, "serve", "--config", str(gateway_config(upstream, port, folder))]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "toolmesh"]
 
 
 def caller(client: Client, row: Row, tool: Tool) -> Call:
@@ -210,6 +222,10 @@ def caller(client: Client, row: Row, tool: Tool) -> Call:
         row.last_failure = failure
 
     return call
+
+
+found_redis: list[str] = []
+"""The URL of the Redis the state rows use, once started."""
 
 
 @contextlib.asynccontextmanager
@@ -237,6 +253,21 @@ async def rows(skip: set[str]) -> AsyncIterator[list[Row]]:
             elif name not in skip:
                 ports[name] = free_port(taken)
                 fronts[name] = [sys.executable, str(PROXY), upstream, str(ports[name]), strategy]
+        state_rows = [name for name in ROWS if name not in skip]
+        missing_redis = redis_missing() if state_rows else None
+        if missing_redis is not None:
+            print(f"skipped the Redis rows: {missing_redis}")
+        elif state_rows:
+            redis_port = free_port(taken)
+            redis = child("redis-server", redis_command(redis_port), redis_port, folder / "redis.log")
+            await stack.enter_async_context(redis)
+            redis_url = f"redis://127.0.0.1:{redis_port}/0"
+            found_redis.append(redis_url)
+            kinds = ((NATIVE, None, 1), (NATIVE_REDIS, redis_url, 1), (NATIVE_WORKERS, redis_url, 2))
+            for name, state, workers in kinds:
+                if name in state_rows:
+                    ports[name] = free_port(taken)
+                    fronts[name] = native_command(toolmesh_command(), ports[name], folder, state, workers)
         for index, (name, argv) in enumerate(fronts.items()):
             process = await stack.enter_async_context(child(name, argv, ports[name], folder / f"front{index}.log"))
             found.append(Row(name, f"http://127.0.0.1:{ports[name]}/mcp", process, fixture))
@@ -270,7 +301,9 @@ async def run(args: argparse.Namespace) -> None:
                         row.failed_turns += 1
                         row.last_failure = f"a turn could not connect: {exc!r}"[:300]
             rounds_done += 1
+        trips = await redis_round_trips(found_redis[0]) if found_redis else {}
     report(found, figures, modes, counts, rounds_done, args, tool, load_before, time.perf_counter() - started)
+    state_verdicts(figures, modes, trips)
 
 
 async def turn(row: Row, f: Figures, runner: Runner, calls: int, tool: Tool, mode: str) -> None:
@@ -362,6 +395,24 @@ def verdicts(figures: dict[tuple[str, str], Figures], modes: dict[str, Runner], 
         print(line)
 
 
+def state_verdicts(figures: dict[tuple[str, str], Figures], modes: dict[str, Runner], trips: dict[str, float]) -> None:
+    """Shared state's cost (target: Redis adds at most 10% to a call) and 2 workers' gain (target: at least 1.6x)."""
+    for name, microseconds in trips.items():
+        print(f"redis round trip from one process, one at a time: {name} {microseconds:.0f} µs")
+    for mode in modes:
+        local, shared, workers = (figures.get((mode, name)) for name in (NATIVE, NATIVE_REDIS, NATIVE_WORKERS))
+        if local is None or shared is None or not local.latencies or not shared.latencies:
+            continue
+        added = shared.mean_us - local.mean_us
+        ratio = shared.p50_us / local.p50_us
+        line = f"state, {mode}: redis state adds {added:.0f} µs per call (mean; p50 x{ratio:.2f})"
+        line += f", {'met' if shared.p50_us <= local.p50_us * 1.10 else 'missed'} (target x1.10)"
+        if workers is not None and workers.latencies:
+            gain = workers.throughput / shared.throughput
+            line += f"; 2 workers: calls/s x{gain:.2f} of one, {'met' if gain >= 1.6 else 'missed'} (target x1.60)"
+        print(line)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--rounds", type=int, default=int(os.environ.get("TOOLMESH_BENCH_ROUNDS", 20)))
@@ -373,7 +424,11 @@ def main() -> None:
     )
     parser.add_argument("--mode", choices=["auto", "legacy", "2026-07-28"], default="auto", help="client protocol")
     parser.add_argument(
-        "--skip", action="append", default=[], choices=[GATEWAY, FASTMCP, FASTMCP_REUSE], help="leave a row out"
+        "--skip",
+        action="append",
+        default=[],
+        choices=[GATEWAY, FASTMCP, FASTMCP_REUSE, *ROWS],
+        help="leave a row out",
     )
     args = parser.parse_args()
     anyio.run(run, args)

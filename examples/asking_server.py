@@ -9,7 +9,7 @@ mid-call (on the call's own stream, `related_request_id`); on 2026-07-28 an `Inp
 the client answers and retries with. The tools never check the client's capabilities, so they
 ask even a client that declared none.
 
-It is a copy of `tests/fixtures/asking_server.py`, the server the tests use.
+The tests run this file too (`tests/fixtures/asking_server.py` loads it).
 
 Run it from the repository root:
     python examples/asking_server.py stdio            # over stdin/stdout, as an MCP host starts it

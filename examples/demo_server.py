@@ -4,8 +4,8 @@ It is written with the official `mcp` SDK's `MCPServer`. Its tools answer with t
 output, an image, an error, a JSON-RPC error, progress notifications and log messages, and one
 tool (`grow`) adds a tool to the server's list. The MCP guides of the docs connect it.
 
-It is a copy of `tests/fixtures/demo_server.py`, the server the tests use; the `FIXTURE_*`
-environment variables below are that file's switches, kept so the two stay the same.
+The tests run this file too (`tests/fixtures/demo_server.py` loads it); the `FIXTURE_*`
+environment variables below are their switches.
 
 Run it from the repository root:
     python examples/demo_server.py stdio            # over stdin/stdout, as an MCP host starts it
@@ -177,9 +177,13 @@ async def chatty(ctx: Context, text: str = "hello") -> str:
     return "logged"
 
 
+_AS_PROGRAM = False
+"""Whether `main` runs this server as a program (stdio or http), not served in-process."""
+
+
 def die() -> str:
     """Kill the server process mid-call."""
-    if __name__ != "__main__":  # served in-process: exiting would end the test run
+    if not _AS_PROGRAM:  # served in-process: exiting would end the test run
         raise RuntimeError("die() only exits the fixture when it runs as a program (stdio or http)")
     sys.stdout.flush()
     os._exit(1)
@@ -389,6 +393,8 @@ def build_server(env: Mapping[str, str] | None = None) -> MCPServer:
 
 
 def main(argv: list[str]) -> None:
+    global _AS_PROGRAM
+    _AS_PROGRAM = True
     if len(argv) < 2 or argv[1] not in ("stdio", "http"):
         raise SystemExit("usage: demo_server.py stdio | http PORT")
     server = build_server()

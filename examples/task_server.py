@@ -2,8 +2,8 @@
 
 A task is a long call: the server answers at once with a task handle, the client polls the
 task's status and fetches the result when it is done. The guide "MCP tasks" connects this
-server. It is a copy of `tests/fixtures/task_server.py`, the server the tests use; the
-`FIXTURE_*` environment variables below are that file's switches.
+server. The tests run this file too (`tests/fixtures/task_server.py` loads it); the
+`FIXTURE_*` environment variables below are their switches.
 
 The SDK's servers have no task runtime, so this one builds task results by hand on the
 low-level `mcp.server.Server`:

@@ -19,6 +19,7 @@ SOURCE = Path(toolmesh.__file__).parent
 
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("toolmesh._core",),
+    ("toolmesh._state",),
     ("toolmesh._context",),
     ("toolmesh._rows",),
     ("toolmesh.mcp._spec",),

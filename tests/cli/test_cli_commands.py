@@ -116,6 +116,17 @@ def test_skip_failures_for_export_and_call(tmp_path: Path, command: list[str]) -
     assert "demo__echo" in done.stdout or "hi" in done.stdout
 
 
+def test_a_server_skipped_under_skip_failures_shows_its_own_stderr(tmp_path: Path) -> None:
+    crash = "import sys; sys.stderr.write('boom: WEATHER_KEY is not set\\n'); sys.exit(3)"
+    crashing = {"command": sys.executable, "args": ["-c", crash]}
+    config = _config(tmp_path, {"demo": _demo(FIXTURE_LOG_LEVEL="DEBUG"), "weather": crashing})
+    done = _invoke("tools", "--names", "--skip-failures", "-c", config)
+    assert done.exit_code == 0, done.output
+    assert "skipped MCP server 'weather': stderr ends with:\n  | [weather] boom: WEATHER_KEY is not set" in done.stderr
+    tail = done.stderr.split("skipped MCP server 'weather': stderr ends with:", 1)[1]
+    assert "[demo]" not in tail  # the other server's lines are in the log, not in this server's tail
+
+
 def test_server_stderr_goes_to_a_log_file(tmp_path: Path) -> None:
     config = _config(tmp_path, {"demo": _demo(FIXTURE_LOG_LEVEL="DEBUG")})
     done = _invoke("tools", "--names", "-c", config)
@@ -123,8 +134,9 @@ def test_server_stderr_goes_to_a_log_file(tmp_path: Path) -> None:
     [line] = [line for line in done.stderr.splitlines() if line.startswith("server stderr: ")]
     log = Path(line.removeprefix("server stderr: "))
     try:
-        assert "DEBUG" in log.read_text(encoding="utf-8")
-        assert "DEBUG" not in done.output
+        lines = log.read_text(encoding="utf-8").splitlines()
+        assert any("DEBUG" in line for line in lines) and "DEBUG" not in done.output
+        assert all(line.startswith("[demo] ") for line in lines)  # a shared log says whose each line is
     finally:
         log.unlink()
     shown = _invoke("tools", "--names", "--server-stderr", "-c", config)

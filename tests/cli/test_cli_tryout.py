@@ -222,3 +222,16 @@ def test_call_table_never_wraps_the_tool_name_in_a_pipe(tmp_path: Path) -> None:
     done = _invoke("call", LONG, '{"text": "x"}', "-m", f"{module}:tools", columns=80)
     assert done.exit_code == 0, done.output
     assert LONG in done.stdout, done.stdout
+
+
+def test_call_table_keeps_a_long_result_on_one_line_in_a_pipe(tmp_path: Path) -> None:
+    module = tmp_path / "echo_tools.py"
+    module.write_text(
+        'from toolmesh import tool\n\n\n@tool\ndef echo(text: str) -> str:\n    """Echo."""\n    return text\n\n\n'
+        "tools = [echo]\n",
+        encoding="utf-8",
+    )
+    sentence = " ".join(f"word{index}" for index in range(30))  # about 230 characters
+    done = _invoke("call", "echo", json.dumps({"text": sentence}), "-m", f"{module}:tools", columns=80)
+    assert done.exit_code == 0, done.output
+    assert any(sentence in line for line in done.stdout.splitlines()), done.stdout

@@ -15,7 +15,12 @@ def test_identifiers_are_split_into_words() -> None:
     assert split_words("getHTTPResponse_v2") == ["get", "HTTP", "Response", "v2"]
     assert split_words("github__create_pull_request") == ["github", "create", "pull", "request"]
     assert split_words("fs.read-file/x") == ["fs", "read", "file", "x"]
-    assert query_text("Create a PULL request, please!") == "create a pull request please"
+    assert query_text("Create a PULL request!") == "create a pull request"
+
+
+def test_a_query_drops_the_words_of_a_request_that_name_no_tool() -> None:
+    assert query_text("Can you please give me what's in my inbox?") == "in inbox"  # "what's": its 's' goes too
+    assert query_text("I want to read the file") == "to read the file"  # the index drops its stop words
 
 
 def test_search_finds_a_tool_by_what_a_person_asks() -> None:

@@ -9,16 +9,18 @@ from __future__ import annotations
 import contextlib
 import logging
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 from rich.text import Text
 
 from toolmesh._core.errors import ConfigurationError
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._rows.rows import McpEntry
+from toolmesh._state.errors import redact_url
 from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE
+from toolmesh.gateway._config.state_settings import is_shared
 from toolmesh.gateway._mcp_face.gateway import McpGateway
 from toolmesh.gateway._responses.settings import ResponsesSettings
 
@@ -58,8 +60,12 @@ async def serve_catalog(
     registry: ToolRegistry,
     sizes: dict[str, int],
     responses: ResponsesSettings | None,
+    listening: Callable[[str], None] | None = None,
 ) -> None:
-    """Serve over stdio (``http`` None) or HTTP (with the Responses endpoint) until stdin ends or cancelled."""
+    """Serve over stdio (``http`` None) or HTTP (with the Responses endpoint) until stdin ends or cancelled.
+
+    ``listening(base_url)`` is called once the HTTP socket listens (after the announcement).
+    """
     if http is None:
         note(catalog_line(registry, sizes))
         size = sizes[settings.profile]
@@ -78,6 +84,8 @@ async def serve_catalog(
                 for line in responses_lines(base, responses, gateway_config, sizes):
                     console.print(Text(line), soft_wrap=True, highlight=False)
                 sys.stdout.flush()
+            if listening is not None:
+                listening(base)
 
         try:
             await gateway.serve_http(http, on_ready=ready, responses=endpoint)
@@ -135,6 +143,8 @@ def _announce(
         lines.append("auth: bearer tokens from " + ", ".join(token.source for token in settings.tokens))
     else:
         lines.append("auth: none (loopback only)")
+    if is_shared(settings.state):
+        lines.append(f"shared state: {redact_url(settings.state or '')} (prefix {settings.state_prefix})")
     lines.append("stop with Ctrl-C (or SIGTERM)")
     for line in lines:
         console.print(Text(line), soft_wrap=True, highlight=False)

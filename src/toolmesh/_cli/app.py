@@ -188,6 +188,11 @@ async def connect(registry: ToolRegistry, sources: Sources, log_path: str | None
         logger.removeFilter(skipped_filter)
         if log_path is not None:
             note(f"server stderr: {log_path}")
+            connected = {c.label for c in registry.connections()}
+            for server in sources.servers:  # a server skipped under --skip-failures: its own last words
+                if server.transport == "stdio" and server.label not in connected:
+                    lines = server_log.stderr_tail(log_path, [server.label])
+                    note(server_log.tail_note(lines, f"skipped MCP server {server.label!r}:").lstrip("\n"))
 
 
 def fast_loop() -> dict[str, bool]:

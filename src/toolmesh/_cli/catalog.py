@@ -18,6 +18,7 @@ from typing import Annotated, Any, TypeVar
 
 import typer
 from rich.console import Console
+from rich.table import Table
 from rich.text import Text
 
 from toolmesh._core.names import NamePolicy
@@ -101,15 +102,25 @@ def tools(
         _print_catalog(rows)
 
 
+_PIPE_WIDTH_CAP = 400
+"""The widest a table is printed into a pipe: its cells unfolded, up to this many columns."""
+
+
+def _print_table(table: Table) -> None:
+    """A table on the terminal, or into a pipe as wide as its cells need (a pipe has no width: not 80 columns)."""
+    if console.is_terminal:
+        console.print(table)
+        return
+    wanted = console.measure(table, options=console.options.update_width(_PIPE_WIDTH_CAP)).maximum
+    Console(width=max(console.width, min(wanted, _PIPE_WIDTH_CAP)), highlight=False).print(table)
+
+
 def _print_catalog(rows: list[Entry]) -> None:
     """The table, or on a terminal too narrow for its names, one block per row; never a name cut in two."""
     table = catalog_table(rows)
     needed = sum(column.min_width or 6 for column in table.columns) + 3 * len(table.columns) + 24
-    if not console.is_terminal:
-        # A pipe has no width of its own: give the table what it needs rather than 80 columns.
-        Console(width=max(console.width, needed + 40), highlight=False).print(table)
-    elif needed <= console.width:
-        console.print(table)
+    if not console.is_terminal or needed <= console.width:
+        _print_table(table)
     else:
         for row in rows:
             description = (row.definition.description or "").strip().splitlines()
@@ -158,7 +169,7 @@ def call(
     if as_json:
         print(json.dumps(result_json(result), indent=2, ensure_ascii=False))
     else:
-        console.print(result_table([(name, result)]))
+        _print_table(result_table([(name, result)]))
     if not result.ok:
         raise typer.Exit(1)
 

@@ -15,9 +15,11 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
+import os
 import signal
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar, cast
@@ -28,8 +30,9 @@ from rich.text import Text
 from toolmesh._core.errors import ConfigurationError, ToolmeshError
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._rows.rows import McpEntry
-from toolmesh.gateway._config.config import GatewayConfig
+from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, Profile
+from toolmesh.gateway._config.state_settings import STATE_ENV
 from toolmesh.gateway._config.unmatched import unmatched_patterns
 from toolmesh.gateway._mcp_face.gateway import McpGateway
 from toolmesh.gateway._responses.settings import settings_from_config
@@ -54,12 +57,25 @@ from .app import (
     run_guarded,
 )
 from .server_log import stderr_tail, tail_note
+from .shared_state import open_shared_state, state_health
+from .workers import WORKER_ENV, serve_with_workers, worker_processes
 
 __all__ = ["BUNDLED_CONFIG", "check", "config_path", "serve"]
 
 _T = TypeVar("_T")
 StrictOption = Annotated[
     bool, typer.Option("--strict", help="A policy or profile pattern that matches nothing is an error (exit 2).")
+]
+StateOption = Annotated[
+    str | None,
+    typer.Option(
+        "--state",
+        metavar="URL",
+        envvar=STATE_ENV,
+        show_envvar=True,
+        help="Where shared state lives: memory (this process, the default) or redis://host:port/db "
+        "(every replica given the same URL shares limits, approvals, pins and catalog changes).",
+    ),
 ]
 _STOPPING = "stopping: closing the client sessions, the upstream sessions and the servers… (again: kill them now)"
 
@@ -125,6 +141,8 @@ class _Outcome:
     tools: int | None = None
     protocol: str | None = None
     error: str | None = None
+    detail: str | None = None
+    """What answered, for a line that is not a server's (the shared state)."""
 
 
 @app.command(short_help="Connect a gateway config's servers and report each.")
@@ -133,13 +151,17 @@ def check(
     server_stderr: StderrOption = False,
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
     strict: StrictOption = False,
+    state: StateOption = None,
 ) -> None:
     """Connect everything the gateway config names and report each server; exit 1 if any failed."""
     gateway_config = load_config(config, max_config_bytes)
+    settings = _with_state(gateway_config.serve, state)
     sources = Sources([], gateway_config.servers, skip_failures=True, server_stderr=server_stderr)
     stdio = {server.label for server in gateway_config.servers if server.transport == "stdio"}
 
-    async def work(log_path: str | None) -> tuple[list[_Outcome], dict[str, int], list[str], int, list[str]]:
+    async def work(
+        log_path: str | None,
+    ) -> tuple[list[_Outcome], dict[str, int], list[str], int, list[str], str | None]:
         outcomes = []
         started = time.perf_counter()
         registry = gateway_config.empty_registry()
@@ -155,17 +177,19 @@ def check(
             outcomes.insert(0, _Outcome("native", time.perf_counter() - started, tools=native))
         async with registry:
             outcomes.extend(await _check_servers(registry, gateway_config.servers))
+            if settings.state is not None:
+                seconds, about, error = await state_health(settings)
+                outcomes.append(_Outcome("state", seconds, error=error and f"{about}: {error}", detail=about))
             profiles = _profile_sizes(registry, gateway_config)
             unmatched = unmatched_patterns(gateway_config, (row.name for row in registry.entries()))
             total = len(registry.entries())
-            stdio_failed = any(o.error is not None and o.name in stdio for o in outcomes)
-            tail = stderr_tail(log_path) if stdio_failed else []
-        return outcomes, profiles, unmatched, total, tail
+            tail = stderr_tail(log_path, [o.name for o in outcomes if o.error is not None and o.name in stdio])
+        return outcomes, profiles, unmatched, total, tail, log_path
 
     done = run_guarded(sources, work, stop_signals=(signal.SIGINT, signal.SIGTERM), first=_STOPPING)
     if done is None:
         fail("interrupted", INTERRUPTED)
-    outcomes, profiles, unmatched, total, tail = done
+    outcomes, profiles, unmatched, total, tail, log_path = done
     for line in _check_lines(outcomes):
         console.print(line, soft_wrap=True)
     if profiles:
@@ -181,6 +205,7 @@ def check(
     failed = [o.name for o in outcomes if o.error is not None]
     if tail:
         note(tail_note(tail).lstrip("\n"))
+        note(f"server stderr: {log_path}")
     if strict and unmatched:
         fail(f"--strict: {_patterns_match(len(unmatched))} nothing (see above)")
     if failed:
@@ -230,7 +255,9 @@ def _check_lines(outcomes: list[_Outcome]) -> list[Text]:
     width = max(len(o.name) for o in outcomes)
     lines = []
     for o in outcomes:
-        if o.error is None:
+        if o.error is None and o.detail is not None:
+            mark, status = Text("✓", style="green"), f"ok  {o.detail}"
+        elif o.error is None:
             mark, tools = Text("✓", style="green"), f"{o.tools} tool{'s' * (o.tools != 1)}"
             status = f"ok  {tools}" + (f"  protocol {o.protocol}" if o.protocol else "")
         else:
@@ -277,6 +304,17 @@ def serve(
     server_stderr: StderrOption = False,
     max_config_bytes: MaxBytesOption = DEFAULT_MAX_CONFIG_BYTES,
     strict: StrictOption = False,
+    state: StateOption = None,
+    workers: Annotated[
+        int | None,
+        typer.Option(
+            "--workers",
+            min=1,
+            max=256,
+            metavar="N",
+            help="Processes serving the port (HTTP); more than one needs a shared --state.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the catalog as one MCP endpoint (profiles at /<profile><path>) until Ctrl-C or SIGTERM."""
     if transport not in (None, "http", "stdio"):
@@ -288,8 +326,9 @@ def serve(
         "host": host,
         "port": port,
         "stateless": stateless,
+        "workers": workers,
     }
-    settings = dataclasses.replace(gateway_config.serve, **{k: v for k, v in given.items() if v is not None})
+    settings = _with_state(gateway_config.serve, state, **{k: v for k, v in given.items() if v is not None})
     known = [DEFAULT_PROFILE, *gateway_config.profiles]
     if settings.profile not in known:
         fail(f"--profile {settings.profile!r}: no such profile; the profiles are {', '.join(known)}")
@@ -304,6 +343,14 @@ def serve(
         http = None if stdio else settings.http_settings()
     except ConfigurationError as exc:
         fail(str(exc))
+    worker = os.environ.get(WORKER_ENV) is not None
+    if http is not None and worker:  # one of `--workers N`: shares its parent's port
+        http = dataclasses.replace(http, reuse_port=True)
+    helpers = None
+    if http is not None and settings.workers > 1:
+        flags = {"--skip-failures": skip_failures, "--strict": strict, "--server-stderr": server_stderr}
+        options = {"--responses-upstream": responses_upstream, "--max-config-bytes": str(max_config_bytes)}
+        helpers = worker_processes(config_path(config), settings, flags, options)
     try:
         responses = settings_from_config(gateway_config.responses, responses_upstream)
     except ConfigurationError as exc:
@@ -319,7 +366,7 @@ def serve(
     async def work(log_path: str | None) -> bool:
         with contextlib.redirect_stdout(sys.stderr) if stdio else contextlib.nullcontext():
             registry = gateway_config.registry()  # a module printing as it loads must not break stdio
-        async with registry:
+        async with await open_shared_state(settings) as shared, registry:
             if gateway_config.servers:
                 await connect(registry, sources, log_path)
             unmatched = unmatched_patterns(gateway_config, (row.name for row in registry.entries()))
@@ -335,14 +382,32 @@ def serve(
                 profiles={name: p.allows for name, p in gateway_config.profiles.items()},
                 hooks=gateway_config.hooks,
                 search=[name for name, p in gateway_config.profiles.items() if p.search],
+                state=shared,
             )
             sizes = _profile_sizes(registry, gateway_config)
             with upstream_lines():
-                await serve_catalog(gateway, http, settings, gateway_config, registry, sizes, responses)
+
+                async def serving(listening: Callable[[str], None] | None) -> None:
+                    await serve_catalog(gateway, http, settings, gateway_config, registry, sizes, responses, listening)
+
+                await serve_with_workers(serving, helpers, worker=worker)
         return True
 
     run_guarded(sources, work, stop_signals=(signal.SIGINT, signal.SIGTERM), first=_STOPPING, loop_options=fast_loop())
     note("stopped: the client sessions, the upstream sessions and the servers' processes are closed")
+
+
+def _with_state(settings: ServeSettings, state: str | None, **given: Any) -> ServeSettings:
+    """The file's serve settings with the command line's (``--state`` and ``$TOOLMESH_STATE`` first); exits 2 on a
+    combination that cannot work."""
+    if state is not None:
+        given["state"] = state
+    try:
+        settings = dataclasses.replace(settings, **given)
+        settings.check_workers()
+    except ConfigurationError as exc:
+        fail(str(exc))
+    return settings
 
 
 def _require_openai() -> None:

@@ -20,13 +20,14 @@ import logging
 import os
 import secrets
 import time
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager, suppress
 from logging.handlers import RotatingFileHandler
 from pathlib import Path
 from typing import TextIO, cast
 
 from toolmesh.mcp._client import session as mcp_session
+from toolmesh.mcp._client.stdio import stderr_line_prefix
 
 __all__ = [
     "KEEP_LOGS",
@@ -186,9 +187,12 @@ def server_stderr(enabled: bool) -> Iterator[str | None]:
                 path.unlink()
 
 
-def stderr_tail(log_path: str | None) -> list[str]:
-    """The last lines the stdio servers wrote to their shared stderr log (none without a log)."""
-    if log_path is None:
+def stderr_tail(log_path: str | None, servers: Collection[str] | None = None) -> list[str]:
+    """The last lines the stdio servers wrote to their shared stderr log (none without a log).
+
+    ``servers``: only the lines of these servers' labels (each line starts with ``[label] ``).
+    """
+    if log_path is None or (servers is not None and not servers):
         return []
     try:
         with open(log_path, "rb") as log:
@@ -196,11 +200,15 @@ def stderr_tail(log_path: str | None) -> list[str]:
             text = log.read().decode("utf-8", "replace")
     except OSError:
         return []
-    return [line for line in text.splitlines() if line.strip()][-_TAIL_LINES:]
+    lines = [line for line in text.splitlines() if line.strip()]
+    if servers is not None:
+        prefixes = tuple(stderr_line_prefix(label) for label in servers)
+        lines = [line for line in lines if line.startswith(prefixes)]
+    return lines[-_TAIL_LINES:]
 
 
-def tail_note(lines: list[str]) -> str:
+def tail_note(lines: list[str], whose: str = "the stdio servers'") -> str:
     """``lines`` as the end of an error message, or nothing."""
     if not lines:
         return ""
-    return "\nthe stdio servers' stderr ends with:\n" + "\n".join(f"  | {line}" for line in lines)
+    return f"\n{whose} stderr ends with:\n" + "\n".join(f"  | {line}" for line in lines)

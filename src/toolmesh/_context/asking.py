@@ -134,17 +134,23 @@ def describe_elicitation(params: mcp_types.ElicitRequestFormParams | mcp_types.E
     return f"input from the user ({params.message!r})"
 
 
-def no_callback(request: ElicitationRequest | SamplingRequest, *, per_call_only: bool = False) -> NoCallbackError:
+def no_callback(
+    request: ElicitationRequest | SamplingRequest, *, per_call_only: bool = False, caller: str | None = None
+) -> NoCallbackError:
     """The error for a request no callback answers, saying what the tool wanted.
 
     ``per_call_only``: the call has its own callback, but an MCP server cannot reach it
     because the registry has no default (capabilities are declared at connect).
+    ``caller``: who should have answered instead of the host's callbacks (the gateway's
+    client, which did not declare the capability); the fix then speaks to that caller.
     """
     tool = request.tool_name or "the tool"
     who = f"MCP server {request.server!r} (tool {tool!r})" if request.server else f"tool {tool!r}"
     kind = "elicitation" if isinstance(request, ElicitationRequest) else "sampling"
     fix = (
-        f"the call's ToolContext.{kind} answers MCP servers only when the registry has a default "
+        f"connect it with an {kind} handler, such as the MCP SDK's `{kind}_callback=`"
+        if caller is not None
+        else f"the call's ToolContext.{kind} answers MCP servers only when the registry has a default "
         f"(capabilities are declared at connect): set ToolRegistry({kind}=...), even one that declines, "
         "and connect again; the per-call callback then overrides it"
         if per_call_only
@@ -153,19 +159,25 @@ def no_callback(request: ElicitationRequest | SamplingRequest, *, per_call_only:
     if isinstance(request, ElicitationRequest):
         wanted = describe_elicitation(request.params)
         return NoCallbackError(
-            f"{who} asked for {wanted}, and "
-            + ("no callback of the call can be reached" if per_call_only else "the call has no elicitation callback")
-            + f" ({fix})",
+            f"{who} asked for {wanted}, and " + _nobody(per_call_only, caller, kind) + f" ({fix})",
             request=request,
-            model_feedback=f"The tool {tool!r} needs {wanted}, but this host cannot ask the user.",
+            model_feedback=f"The tool {tool!r} needs {wanted}, but "
+            + (f"{caller} did not declare the elicitation capability." if caller else "this host cannot ask the user."),
         )
     return NoCallbackError(
         f"{who} asked the host's model for a completion (sampling), and "
-        + ("no callback of the call can be reached" if per_call_only else "the call has no sampling callback")
+        + _nobody(per_call_only, caller, kind)
         + f" ({fix})",
         request=request,
-        model_feedback=f"The tool {tool!r} asked to use the host's model (sampling), which this host does not allow.",
+        model_feedback=f"The tool {tool!r} asked to use the host's model (sampling), "
+        + (f"but {caller} did not declare the sampling capability." if caller else "which this host does not allow."),
     )
+
+
+def _nobody(per_call_only: bool, caller: str | None, kind: str) -> str:
+    if caller is not None:
+        return f"{caller} did not declare the {kind} capability"
+    return "no callback of the call can be reached" if per_call_only else f"the call has no {kind} callback"
 
 
 def _form_schema(schema: type[pydantic.BaseModel] | Mapping[str, Any] | None) -> dict[str, Any]:

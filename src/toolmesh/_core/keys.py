@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import types
 from collections.abc import Callable, Collection, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any, Literal, TypeVar, Union, get_args, get_origin
 
 from pydantic import AliasChoices, BaseModel, ValidationError
@@ -57,6 +57,8 @@ class KeyProblem:
     """For an unknown key: the keys the object holding it takes, as spelt in the document."""
     close: str | None = None
     """For an unknown key: the known key it most likely means."""
+    also_unknown: tuple[str, ...] = ()
+    """For an unknown key: the document's other unknown keys (paths as written), so one run names them all."""
 
     @property
     def unknown(self) -> bool:
@@ -88,7 +90,10 @@ class KeyProblem:
     def unknown_key_fix(self) -> str:
         """What to do about an unknown key: the key meant, else remove it; and the keys taken here."""
         hint = f"Did you mean {self.close!r}? Otherwise remove it" if self.close else "Remove it"
-        return f"{hint}; known keys here are " + ", ".join(repr(key) for key in self.known)
+        fix = f"{hint}; known keys here are " + ", ".join(repr(key) for key in self.known)
+        if self.also_unknown:
+            fix += ". Also unknown: " + ", ".join(repr(key) for key in self.also_unknown)
+        return fix
 
 
 def validate_keys(
@@ -107,8 +112,13 @@ def validate_keys(
     except ValidationError as exc:
         errors = exc.errors()
         # An unknown key first: other union branches' errors (not a list, not "always") would only mislead.
-        error = next((e for e in errors if e["type"] == "extra_forbidden"), errors[0])
-        raise refuse(_problem(model, data, error, unlisted)) from None
+        unknown = [e for e in errors if e["type"] == "extra_forbidden"]
+        problem = _problem(model, data, unknown[0] if unknown else errors[0], unlisted)
+        others = dict.fromkeys(_problem(model, data, e, unlisted).key for e in unknown[1:])
+        others.pop(problem.key, None)
+        if others:
+            problem = replace(problem, also_unknown=tuple(others))
+        raise refuse(problem) from None
 
 
 def _problem(model: type[BaseModel], data: Any, error: ErrorDetails, unlisted: Collection[str]) -> KeyProblem:

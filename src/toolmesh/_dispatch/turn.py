@@ -333,11 +333,14 @@ class _Turn:
             if self.stop_reason is not None:
                 return self._not_run(call)
             return await self._snapshot.dispatch(call.name, call.arguments, ctx)
-        async with self._hooks.around_tool_call(call, entry, ctx):
-            # waiting for a hook's slot may take a while: the turn may have stopped meanwhile
-            if self.stop_reason is not None:
-                return self._not_run(call)
-            return await self._snapshot.dispatch(call.name, call.arguments, ctx)
+        try:
+            async with self._hooks.around_tool_call(call, entry, ctx):
+                # waiting for a hook's slot may take a while: the turn may have stopped meanwhile
+                if self.stop_reason is not None:
+                    return self._not_run(call)
+                return await self._snapshot.dispatch(call.name, call.arguments, ctx)
+        except ToolExecutionError as exc:  # a hook's context would not hold the call (dispatch itself never raises)
+            return ToolResult.failure(call.id, call.name, entry.kind, exc)
 
     async def _invalid(
         self,

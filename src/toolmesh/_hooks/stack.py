@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 
 from toolmesh._context.context import ToolContext
 from toolmesh._core.calls import ToolCall
-from toolmesh._core.errors import ConfigurationError, HookError, hook_label
+from toolmesh._core.errors import ConfigurationError, HookError, ToolExecutionError, hook_label
 from toolmesh._core.output import ToolOutput
 from toolmesh._core.result import ToolResult
 from toolmesh._rows.rows import Entry
@@ -247,7 +247,8 @@ class HookStack:
         """Hold every hook's ``around_tool_call`` context (in order) while the tool runs.
 
         Raises:
-            HookError: when a hook's context could not be entered.
+            ToolExecutionError: a hook's own reason not to run the call (the call fails with it).
+            HookError: when a hook's context could not be entered otherwise.
         """
         async with AsyncExitStack() as stack:
             for hook, method in self._around:
@@ -255,6 +256,8 @@ class HookStack:
                     manager = method(call, entry, ctx)
                     if manager is not None:
                         await stack.enter_async_context(manager)
+                except ToolExecutionError:
+                    raise  # the hook's own verdict on this call (a slot that cannot be had just now)
                 except Exception as exc:
                     raise HookError(hook, "around_tool_call", f"raised {type(exc).__name__}: {exc}") from exc
             yield

@@ -1,9 +1,10 @@
 """SearchIndex: BM25 over a catalog's rows, kept current row by row.
 
-The ranking is tantivy's BM25 (a Rust search library, in memory here) over four fields of
-each row: its name, title, description, and its parameters' names and descriptions,
-every identifier split into words (``words.split_words``) and every word stemmed, with
-English stop words dropped. A name match weighs most (``FIELD_BOOSTS``).
+The ranking is tantivy's BM25 (a Rust search library, in memory here) over five fields of
+each row: its name, its MCP server's label, title, description, and its parameters' names
+and descriptions, every identifier split into words (``words.split_words``) and every word
+stemmed, with English stop words dropped. Each field weighs as ``FIELD_BOOSTS`` says (chosen on the tuning
+half of ``bench/data/queries.json``: a description says most about what a tool does).
 
 Kept current incrementally: ``sync(rows)`` compares the catalog with what is indexed, by
 row identity (a refresh keeps the row objects of unchanged tools) and then by definition,
@@ -32,7 +33,13 @@ from .words import schema_text, split_words
 __all__ = ["FIELD_BOOSTS", "SearchIndex"]
 
 _ANALYSER = "toolmesh_words"
-FIELD_BOOSTS: Mapping[str, float] = {"name": 2.0, "title": 1.5, "description": 1.0, "parameters": 0.6}
+FIELD_BOOSTS: Mapping[str, float] = {
+    "name": 0.5,
+    "server": 1.0,
+    "title": 1.0,
+    "description": 2.0,
+    "parameters": 0.6,
+}
 """How much a match in each field counts."""
 _WRITER_HEAP = 15_000_000
 """tantivy's smallest indexing budget (bytes): rows are small, catalogs change in small steps."""
@@ -60,16 +67,19 @@ def _schema() -> tantivy.Schema:
 
 
 def row_texts(row: Entry) -> dict[str, str]:
-    """The four indexed texts of a row, identifiers split into words."""
+    """The indexed texts of a row (``FIELD_BOOSTS``'s fields), identifiers split into words."""
     definition = row.definition
     title = row.capabilities.title or ""
     if not title and row.capabilities.annotations is not None:
         title = row.capabilities.annotations.title or ""
-    name = " ".join(split_words(row.name))
-    if isinstance(row, McpEntry) and row.wire_name != row.name:
-        name = f"{name} {' '.join(split_words(row.wire_name))}"
+    server, name = "", " ".join(split_words(row.name))
+    if isinstance(row, McpEntry):
+        server, name = row.server, " ".join(split_words(row.wire_name))
+        if row.name not in (row.wire_name, f"{server}__{row.wire_name}"):
+            name = f"{name} {' '.join(split_words(row.name))}"  # named otherwise by a NamePolicy
     return {
         "name": name,
+        "server": " ".join(split_words(server)),
         "title": " ".join(split_words(title[:_MAX_TITLE])),
         "description": " ".join(split_words(definition.description[:_MAX_DESCRIPTION])),
         "parameters": schema_text(definition.parameters),

@@ -23,8 +23,11 @@ __all__ = ["RRF_K", "AsyncRanker", "Ranker", "RankerScores", "ToolMatch", "await
 
 _logger = logging.getLogger("toolmesh")
 
-RRF_K = 60
-"""The constant of reciprocal rank fusion (the value of the original paper)."""
+RRF_K = 5
+"""The constant of reciprocal rank fusion. The original paper's 60 suits long ranked lists; a
+search returns a handful of tools, and a smaller constant lets the first ranks of either
+ranking weigh more (chosen on the tuning half of ``bench/data/queries.json``: recall@5 of BM25
+fused with MiniLM embeddings 0.86 at 60, 0.88 at 5; on the held-out half 0.85 and 0.89)."""
 
 Ranker: TypeAlias = Callable[[str, Sequence[Entry]], Mapping[str, float]]
 """``ranker(query, rows) -> {row name: score}``: a host's own relevance, higher is better.

@@ -13,7 +13,7 @@ from collections.abc import Mapping
 
 __all__ = ["EXPANSION_WEIGHT", "related_words"]
 
-EXPANSION_WEIGHT = 0.5
+EXPANSION_WEIGHT = 0.7
 """How much a word added by the thesaurus counts, against 1 for a word of the query."""
 
 _GROUPS: tuple[tuple[str, ...], ...] = (

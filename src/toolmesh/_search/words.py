@@ -28,6 +28,15 @@ MAX_SCHEMA_TEXT = 4_000
 _MAX_DEPTH = 4
 """How deep nested parameter objects are read for their names and descriptions."""
 
+REQUEST_WORDS = frozenset(
+    "i im me my mine myself we us our you your he she him her his they them their it its "  # noqa: SIM905
+    "please can could would should will shall might must do does did am be been being have has had "
+    "want wants need needs let lets just also so then there here some any those these "
+    "what whats how why where whether give s t d ll m re ve".split()
+)
+"""Words of a request that name no tool ("can you please give me ...", the tails of "what's"
+and "don't"): dropped from a query, with the index's English stop words (``the``, ``a``, ...)."""
+
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])|(?<=[A-Z])(?=[A-Z][a-z])")
 """Where a camelCase or PascalCase identifier changes words (fixed-width look-arounds: linear)."""
 _SEPARATORS = re.compile(r"[\W_]+")
@@ -40,14 +49,16 @@ def split_words(text: str) -> list[str]:
 
 
 def query_text(query: str) -> str:
-    """The words of an untrusted query, bounded, lower-cased and space-separated (nothing else in it).
+    """The words of an untrusted query, bounded, lower-cased and space-separated (nothing else in it),
+    without ``REQUEST_WORDS``.
 
     Never raises for a string: an empty answer means there is nothing to search for.
     """
     seen: dict[str, None] = {}
     for word in split_words(query[:MAX_QUERY_CHARS]):
-        if len(word) <= MAX_TERM_CHARS:
-            seen.setdefault(word.lower(), None)
+        lower = word.lower()
+        if len(word) <= MAX_TERM_CHARS and lower not in REQUEST_WORDS:
+            seen.setdefault(lower, None)
             if len(seen) >= MAX_QUERY_TERMS:
                 break
     return " ".join(seen)

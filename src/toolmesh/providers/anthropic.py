@@ -15,13 +15,15 @@ refused call is marked ``is_error``. Hosted rows for Anthropic (server tools suc
 from __future__ import annotations
 
 import base64
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal, TypeAlias, cast
 
 from toolmesh._core.calls import ToolCall
 from toolmesh._core.definition import ToolDefinition
 from toolmesh._core.result import ToolResult
-from toolmesh._rows.rows import HostedEntry
+from toolmesh._dispatch.registry import ToolRegistry
+from toolmesh._dispatch.snapshot import ToolSnapshot
+from toolmesh._rows.rows import HostedEntry, McpEntry
 
 from ._common import (
     InvalidNames,
@@ -41,9 +43,10 @@ from ._deferred import deferral, found_rows, offered, record_found
 
 if TYPE_CHECKING:
     from anthropic.types import MessageParam, ToolParam, ToolResultBlockParam, ToolUnionParam
+    from anthropic.types.beta import BetaMCPToolConfigParam, BetaMCPToolParamParam, BetaMCPToolsetParam
     from anthropic.types.tool_result_block_param import Content
 
-__all__ = ["ToolSearchMode", "parse_tool_calls", "tool_results", "tools"]
+__all__ = ["ToolSearchMode", "mcp_toolset", "parse_tool_calls", "tool_results", "tools"]
 
 ToolSearchMode: TypeAlias = Literal["bm25", "regex", "client"]
 """How a turn with deferred rows searches on Anthropic (see ``tools``)."""
@@ -107,6 +110,103 @@ def tools(
     else:
         declared.append(cast("ToolUnionParam", dict(_SEARCH_TOOLS[tool_search])))
     return declared
+
+
+def mcp_toolset(
+    catalog: ToolSource,
+    server: str,
+    *,
+    default_config: Mapping[str, bool] | None = None,
+    configs: Mapping[str, Mapping[str, bool]] | None = None,
+    pin: bool = True,
+) -> BetaMCPToolsetParam:
+    """An ``mcp_toolset`` tool: Anthropic's MCP connector calls ``server`` itself, deferred as the catalog says.
+
+    Declared with ``client.beta.messages.create(..., mcp_servers=[{"type": "url", "name": server,
+    "url": ...}], tools=[mcp_toolset(snapshot, server)], betas=[...])``; the server must be
+    reachable by Anthropic (for example ``toolmesh serve`` in front of the registry).
+
+    ``default_config`` is ``{"defer_loading": True}`` when most of the server's rows in
+    ``catalog`` are deferred (row settings, ``McpServer(defer_loading=...)``, the
+    ``DeferPolicy``), else ``{"defer_loading": False}``; ``configs`` then names, by the
+    server's own tool name, each row deferred otherwise. Your ``default_config`` replaces
+    the default (``enabled``, or which ``defer_loading`` is the default: the rows the catalog
+    defers otherwise are still named in ``configs``, so Anthropic defers exactly what the
+    catalog defers); your ``configs`` (keyed by the server's tool name or the row's name)
+    override a tool's entry, and what they say is what Anthropic applies.
+
+    Args:
+        catalog: A ``ToolSnapshot`` (its deferral), a ``ToolRegistry`` or an iterable of rows
+            (each row's own ``defer_loading``).
+        server: The MCP server's label in the catalog; also the ``mcp_server_name``.
+        default_config: ``{"defer_loading": bool, "enabled": bool}`` for every tool of the server.
+        configs: The same per tool, over the default.
+        pin: Send the catalog's listing of the server (``tools``: names, descriptions and
+            input schemas as the server listed them), so Anthropic offers exactly the tools
+            the catalog holds and does not list the server before sampling. ``False`` lets
+            Anthropic list the server (tools the catalog filtered out are then offered too).
+
+    Raises:
+        ValueError: the catalog holds no tool of ``server``, a ``configs`` key names none of
+            them, or a config has another key than ``defer_loading`` and ``enabled``.
+    """
+    rows, deferred = _server_rows(catalog, server)
+    if not rows:
+        raise ValueError(f"the catalog holds no tool of MCP server {server!r}")
+    default: dict[str, bool] = {"defer_loading": 2 * sum(row.name in deferred for row in rows) > len(rows)}
+    default |= _config(default_config, "default_config")
+    per_tool: dict[str, BetaMCPToolConfigParam] = {}
+    for row in rows:
+        if (row.name in deferred) != default["defer_loading"]:
+            per_tool[row.wire_name] = {"defer_loading": row.name in deferred}
+    by_name = {key: row.wire_name for row in rows for key in (row.name, row.wire_name)}
+    for key, config in (configs or {}).items():
+        if key not in by_name:
+            raise ValueError(f"configs names {key!r}, which is no tool of MCP server {server!r} in the catalog")
+        wire = by_name[key]
+        merged = {**per_tool.get(wire, {}), **_config(config, f"configs[{key!r}]")}
+        per_tool[wire] = cast("BetaMCPToolConfigParam", merged)
+    toolset: BetaMCPToolsetParam = {
+        "type": "mcp_toolset",
+        "mcp_server_name": server,
+        "default_config": cast("Any", default),
+    }
+    if per_tool:
+        toolset["configs"] = per_tool
+    if pin:
+        toolset["tools"] = [_listed(row) for row in rows]
+    return toolset
+
+
+def _server_rows(catalog: ToolSource, server: str) -> tuple[list[McpEntry], frozenset[str]]:
+    """The MCP rows of ``server`` in ``catalog``, in order, and the names of the deferred ones."""
+    if isinstance(catalog, ToolRegistry):
+        deferred = catalog.deferred_names()
+        source: Iterable[object] = catalog.snapshot(defer=False)
+    elif isinstance(catalog, ToolSnapshot):
+        deferred, source = catalog.deferred, catalog
+    else:
+        source = list(catalog)
+        deferred = frozenset(row.name for row in source if isinstance(row, McpEntry) and row.defer_loading)
+    return [row for row in source if isinstance(row, McpEntry) and row.server == server], deferred
+
+
+def _config(config: Mapping[str, bool] | None, what: str) -> dict[str, bool]:
+    if config is None:
+        return {}
+    if not isinstance(config, Mapping):
+        raise ValueError(f"{what} must be a mapping like {{'defer_loading': True}}, not {type(config).__name__}")
+    for key, value in config.items():
+        if key not in ("defer_loading", "enabled") or not isinstance(value, bool):
+            raise ValueError(f"{what}: only 'defer_loading' and 'enabled' (true or false) are set, not {key}={value!r}")
+    return dict(config)
+
+
+def _listed(row: McpEntry) -> BetaMCPToolParamParam:
+    listed: BetaMCPToolParamParam = {"name": row.wire_name, "input_schema": dict(row.tool.input_schema)}
+    if row.tool.description:
+        listed["description"] = row.tool.description
+    return listed
 
 
 def _hosted(row: HostedEntry) -> ToolUnionParam:

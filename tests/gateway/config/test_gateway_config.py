@@ -90,6 +90,19 @@ def test_every_mistake_names_the_file_the_key_and_the_fix(tmp_path: Path, docume
     assert caught.value.key is not None and caught.value.origin == str(path)
 
 
+def test_every_unknown_key_of_a_file_is_named_in_one_error(tmp_path: Path) -> None:
+    path = _write(tmp_path, {"serve": {"prot": 1, "hots": "127.0.0.1"}, "profile": {}, "native": []})
+    with pytest.raises(ServerConfigError) as caught:
+        GatewayConfig.load(path)
+    message = str(caught.value)
+    first, _, also = message.partition("Also unknown: ")
+    named = {key for key in ("'serve.prot'", "'serve.hots'", "'profile'") if f"key {key}: unknown key" in first}
+    assert len(named) == 1, message  # one leads, with its suggestion ...
+    assert {part.strip(" .") for part in also.split(",")} == {"'serve.prot'", "'serve.hots'", "'profile'"} - named
+    good = _write(tmp_path, {"serve": {"port": 1, "host": "127.0.0.1"}, "profiles": {}, "native": []})
+    assert GatewayConfig.load(good).serve.port == 1  # fixing them all is enough: nothing else was held back
+
+
 def test_a_token_limited_to_an_unknown_profile_suggests_the_right_one(tmp_path: Path) -> None:
     path = _write(tmp_path, ERRORS[-1][0])
     with pytest.raises(ServerConfigError, match=r"key 'serve.auth.tokens\[0\].profiles\[0\]': no profile 'raeder'. "):

@@ -83,4 +83,29 @@ async def test_a_config_files_registry_lets_upstream_servers_ask_the_downstream_
         assert json.loads(asked.content[0].text)["action"] == "accept"  # type: ignore[union-attr]
         # a call that is not the gateway's has no client to ask: refused at once, saying what was wanted
         direct = await registry.dispatch("ask__ask_form")
-        assert not direct.ok and "asked" in direct.presentation.as_text()
+        assert not direct.ok and "needs input from the user" in direct.presentation.as_text()
+
+
+@pytest.mark.parametrize("upstream", PROTOCOLS)
+async def test_a_client_that_declared_no_elicitation_is_named_as_the_reason(upstream: str) -> None:
+    async with ToolRegistry(elicitation=_unreachable, sampling=_unreachable) as registry:
+        await registry.connect(asking_in_process(upstream))
+        async with serving(McpGateway(registry)) as url, client(url + "/mcp", "legacy") as downstream:
+            with anyio.fail_after(60):
+                asked = await downstream.call_tool("ask__ask_form", {})
+    assert asked.is_error
+    text = asked.content[0].text  # type: ignore[union-attr]
+    assert "the client connected to the gateway did not declare the elicitation capability" in text, (
+        text
+    )  # both upstream versions
+    assert "callback failed" not in text
+    # the registry stays usable: a client that can answer gets its call through
+    async with ToolRegistry(elicitation=_unreachable, sampling=_unreachable) as registry:
+        await registry.connect(asking_in_process(upstream))
+        async with (
+            serving(McpGateway(registry)) as url,
+            client(url + "/mcp", "legacy", elicitation_callback=_elicit) as downstream,
+        ):
+            with anyio.fail_after(60):
+                answered = await downstream.call_tool("ask__ask_form", {})
+    assert not answered.is_error, answered

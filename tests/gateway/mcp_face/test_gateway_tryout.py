@@ -136,7 +136,8 @@ def test_a_server_crashing_at_startup_shows_the_end_of_its_stderr(tmp_path: Path
     path.write_text(json.dumps({"mcpServers": {"weather": {"command": "python", "args": ["-c", crash]}}}))
     checked = subprocess.run([*TOOLMESH, "check", "-c", str(path)], capture_output=True, text=True, env=ENV, timeout=60)
     assert checked.returncode == 1
-    assert "the stdio servers' stderr ends with:\n  | boom: OPENWEATHER_KEY is not set" in checked.stderr
+    assert "the stdio servers' stderr ends with:\n  | [weather] boom: OPENWEATHER_KEY is not set" in checked.stderr
+    assert "server stderr: " in checked.stderr  # where the whole log is
     served = subprocess.run(
         [*TOOLMESH, "serve", "-t", "stdio", "-c", str(path)],
         input="",
@@ -146,7 +147,7 @@ def test_a_server_crashing_at_startup_shows_the_end_of_its_stderr(tmp_path: Path
         timeout=60,
     )
     assert served.returncode == 2
-    assert "the stdio servers' stderr ends with:\n  | boom: OPENWEATHER_KEY is not set" in served.stderr
+    assert "the stdio servers' stderr ends with:\n  | [weather] boom: OPENWEATHER_KEY is not set" in served.stderr
 
 
 def test_profile_over_http_is_not_silently_ignored(tmp_path: Path) -> None:

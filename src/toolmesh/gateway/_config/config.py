@@ -25,7 +25,11 @@ from toolmesh._core.suggest import closest
 from toolmesh._dispatch.native_loading import add_native, is_file_spec, split_spec
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._hooks.actions import Hook
+from toolmesh._policy.limits import ConcurrencyLimit, RateLimit
 from toolmesh._policy.rules import AllowServers, AllowTools, DenyAnnotated, DenyServers, DenyTools
+from toolmesh._state.backend import StateBackend
+from toolmesh._state.errors import StateConfigError
+from toolmesh._state.opening import state_backend
 from toolmesh.mcp._spec.defaults import DEFAULT_MAX_CONFIG_BYTES
 from toolmesh.mcp._spec.files import read_json, servers_of
 from toolmesh.mcp._spec.server import McpServer
@@ -33,6 +37,7 @@ from toolmesh.mcp._spec.server import McpServer
 from .http_settings import BearerToken, HttpSettings, is_loopback
 from .keys import DocumentKeys, PolicyKeys, ProfileKeys, ResponsesKeys, ServeKeys, validate
 from .profiles import DEFAULT_PROFILE, PROFILE_NAME, Profile
+from .state_settings import check_state, state_problem
 from .tokens import TokenSource, read_tokens, refuse_literal_tokens
 
 __all__ = ["GatewayConfig", "ServeSettings"]
@@ -58,6 +63,32 @@ class ServeSettings:
     tokens: tuple[TokenSource, ...] = field(default=(), repr=False)
     """Bearer tokens read from their environment variables or files (secret: never shown);
     none when loaded for stdio."""
+    state: str | None = field(default=None, repr=False)
+    """Where the shared state lives: None (or ``"memory"``) in this process, else a Redis URL
+    (may hold a password: never shown)."""
+    state_prefix: str = "toolmesh:"
+    """What every key of this deployment's shared state starts with."""
+    workers: int = 1
+    """Processes serving HTTP on one port (more than one needs a shared ``state``)."""
+
+    def __post_init__(self) -> None:
+        problem = state_problem(self.state, self.workers, self.transport, complete=False)
+        if problem is not None:
+            raise StateConfigError(problem)
+
+    def check_workers(self) -> None:
+        """Check that the workers can share what they must (more than one needs a shared ``state``).
+
+        Raises:
+            StateConfigError: saying the fix.
+        """
+        problem = state_problem(self.state, self.workers, self.transport)
+        if problem is not None:
+            raise StateConfigError(problem)
+
+    def state_backend(self) -> StateBackend:
+        """The state backend these settings name (not yet connected: ``await backend.ping()`` checks it)."""
+        return state_backend(self.state, prefix=self.state_prefix)
 
     def http_settings(self) -> HttpSettings:
         """The gateway's ``HttpSettings`` for these settings.
@@ -74,6 +105,7 @@ class ServeSettings:
             allowed_origins=self.allowed_origins,
             max_body_bytes=self.max_body_bytes,
             stateless=self.stateless,
+            reuse_port=self.workers > 1,
         )
 
 
@@ -138,7 +170,7 @@ class GatewayConfig:
             names=_names(keys, origin),
             hooks=_hooks(keys.policy, origin),
             profiles=profiles,
-            serve=_serve(keys.serve, profiles, folder, origin, transport or keys.serve.transport),
+            serve=_serve(document, keys.serve, profiles, folder, origin, transport or keys.serve.transport),
             responses=keys.responses,
         )
 
@@ -273,6 +305,8 @@ def _hooks(policy: PolicyKeys | None, origin: str) -> list[Hook]:
         hooks.append(rule(*patterns))
     if policy.deny_destructive:
         hooks.append(DenyAnnotated(destructive=True, mcp_defaults=True))  # as the gateway's clients read the rows
+    hooks.extend(RateLimit(limit.calls, limit.per, tools=limit.tools) for limit in policy.rate_limits)
+    hooks.extend(ConcurrencyLimit(limit.limit, tools=limit.tools) for limit in policy.concurrency_limits)
     return hooks
 
 
@@ -314,7 +348,12 @@ def _profiles(profiles: dict[str, ProfileKeys], origin: str) -> dict[str, Profil
 
 
 def _serve(
-    keys: ServeKeys, profiles: dict[str, Profile], folder: Path, origin: str, transport: Literal["http", "stdio"]
+    document: dict[str, Any],
+    keys: ServeKeys,
+    profiles: dict[str, Profile],
+    folder: Path,
+    origin: str,
+    transport: Literal["http", "stdio"],
 ) -> ServeSettings:
     known = [DEFAULT_PROFILE, *profiles]
     _check_profile(keys.profile, known, "serve.profile", origin)
@@ -337,6 +376,7 @@ def _serve(
             fix='Add "auth": {"tokens": [{"env": "TOOLMESH_TOKEN"}]} to "serve", or bind "127.0.0.1"',
             origin=origin,
         )
+    prefix = check_state(document, keys.state, keys.state_prefix, keys.workers, transport, origin)
     return ServeSettings(
         transport=transport,
         host=keys.host,
@@ -348,6 +388,9 @@ def _serve(
         allowed_hosts=tuple(keys.allowed_hosts),
         allowed_origins=tuple(keys.allowed_origins),
         tokens=tuple(tokens),
+        state=keys.state,
+        state_prefix=prefix,
+        workers=keys.workers,
     )
 
 

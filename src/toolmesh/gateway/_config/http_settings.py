@@ -52,6 +52,9 @@ class HttpSettings:
     """Keep no per-client state between requests (handshake-era clients then get no
     server-to-client requests or notifications; 2026-07-28 clients lose nothing but
     ``subscriptions/listen`` streams being tied to one replica)."""
+    reuse_port: bool = False
+    """Share the port with other processes that set it too (``SO_REUSEPORT``): the kernel spreads
+    new connections across them. ``toolmesh serve --workers N`` sets it in every worker."""
 
     def __post_init__(self) -> None:
         if not self.path.startswith("/") or (self.path.endswith("/") and self.path != "/"):
@@ -70,7 +73,7 @@ class HttpSettings:
         return (
             f"HttpSettings(host={self.host!r}, port={self.port!r}, path={self.path!r}, tokens={len(self.tokens)}, "
             f"allowed_hosts={self.allowed_hosts!r}, allowed_origins={self.allowed_origins!r}, "
-            f"max_body_bytes={self.max_body_bytes!r}, stateless={self.stateless!r})"
+            f"max_body_bytes={self.max_body_bytes!r}, stateless={self.stateless!r}, reuse_port={self.reuse_port!r})"
         )
 
 

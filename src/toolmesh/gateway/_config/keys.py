@@ -19,10 +19,12 @@ from toolmesh._core.keys import KeyProblem, validate_keys
 
 __all__ = [
     "AuthKeys",
+    "ConcurrencyLimitKeys",
     "DocumentKeys",
     "NamesKeys",
     "PolicyKeys",
     "ProfileKeys",
+    "RateLimitKeys",
     "ResponsesKeys",
     "ServeKeys",
     "TokenKeys",
@@ -61,6 +63,9 @@ class ServeKeys(BaseModel):
     allowed_hosts: list[str] = Field(default_factory=list, alias="allowedHosts")
     allowed_origins: list[str] = Field(default_factory=list, alias="allowedOrigins")
     auth: AuthKeys | None = None
+    state: str | None = None
+    state_prefix: str | None = Field(None, alias="statePrefix")
+    workers: int = Field(1, ge=1, le=256)
 
 
 class NamesKeys(BaseModel):
@@ -71,6 +76,25 @@ class NamesKeys(BaseModel):
     dedupe: bool = False
 
 
+class RateLimitKeys(BaseModel):
+    """``policy.rateLimits[i]``: at most ``calls`` calls of each matching tool per ``per`` seconds."""
+
+    model_config = _STRICT
+
+    calls: int = Field(ge=1)
+    per: float = Field(1.0, gt=0, allow_inf_nan=False)
+    tools: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
+
+
+class ConcurrencyLimitKeys(BaseModel):
+    """``policy.concurrencyLimits[i]``: at most ``limit`` calls of each matching tool at once."""
+
+    model_config = _STRICT
+
+    limit: int = Field(ge=1)
+    tools: list[str] = Field(default_factory=lambda: ["*"], min_length=1)
+
+
 class PolicyKeys(BaseModel):
     model_config = _STRICT
 
@@ -79,6 +103,8 @@ class PolicyKeys(BaseModel):
     allow_servers: list[str] | None = Field(None, alias="allowServers")
     deny_servers: list[str] | None = Field(None, alias="denyServers")
     deny_destructive: bool = Field(False, alias="denyDestructive")
+    rate_limits: list[RateLimitKeys] = Field(default_factory=list, alias="rateLimits")
+    concurrency_limits: list[ConcurrencyLimitKeys] = Field(default_factory=list, alias="concurrencyLimits")
     approval: Literal["off"] = "off"
 
 

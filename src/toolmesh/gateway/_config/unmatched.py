@@ -12,6 +12,7 @@ import fnmatch
 from collections.abc import Iterable, Sequence
 
 from toolmesh._core.suggest import closest
+from toolmesh._policy.limits import ConcurrencyLimit, RateLimit
 from toolmesh._policy.rules import AllowServers, AllowTools, DenyServers, DenyTools
 
 from .config import GatewayConfig
@@ -35,10 +36,15 @@ def unmatched_patterns(config: GatewayConfig, tool_names: Iterable[str]) -> list
     tools = sorted(set(tool_names))
     servers = sorted({server.label for server in config.servers})
     found: list[tuple[str, Sequence[str], bool]] = []
+    limits = {RateLimit: "policy.rateLimits", ConcurrencyLimit: "policy.concurrencyLimits"}
+    counted: dict[type, int] = {}
     for hook in config.hooks:
         if isinstance(hook, DenyServers | AllowServers | DenyTools | AllowTools):
             key, of_servers = _POLICY_KEYS[type(hook)]
             found.append((key, hook.patterns, of_servers))
+        elif isinstance(hook, RateLimit | ConcurrencyLimit):
+            index = counted[type(hook)] = counted.get(type(hook), -1) + 1
+            found.append((f"{limits[type(hook)]}[{index}].tools", hook.tools, False))
     for name, profile in config.profiles.items():
         for attribute, spelt in (("tools", "tools"), ("exclude_tools", "excludeTools"), ("servers", "servers")):
             patterns = getattr(profile, attribute)

@@ -49,6 +49,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from toolmesh._context.asking import no_callback
 from toolmesh._context.context import ElicitationRequest, LogMessage, SamplingRequest, ToolContext
 from toolmesh._core.calls import ToolCall
 from toolmesh._hooks.stack import HookStack
@@ -372,9 +373,17 @@ class ProfileFace:
             call_id=call.id, progress=progress, on_log=_log_to(request, self._sessions.wants_log)
         )
         if request.session.can_send_request:
-            ctx.elicitation = _elicitation_to(request)
-            ctx.sampling = _sampling_to(request)
+            declared = request.session.client_capabilities
+            ctx.elicitation = (
+                _elicitation_to(request) if declared is not None and declared.elicitation is not None else _refused
+            )
+            ctx.sampling = _sampling_to(request) if declared is not None and declared.sampling is not None else _refused
         return ctx
+
+
+async def _refused(asked: ElicitationRequest | SamplingRequest) -> Any:
+    """A question for a client that did not declare it can answer it: refused, naming the client."""
+    raise no_callback(asked, caller="the client connected to the gateway")
 
 
 def _progress_to(session: ServerSession) -> Callable[[float, float | None, str | None], Awaitable[None]]:

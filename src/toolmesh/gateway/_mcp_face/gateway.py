@@ -24,6 +24,8 @@ from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._hooks.actions import Hook
 from toolmesh._hooks.stack import HookStack
 from toolmesh._rows.rows import Entry
+from toolmesh._state.backend import StateBackend, share_state
+from toolmesh._state.memory import MemoryState
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, PROFILE_NAME
 from toolmesh.gateway._shared.catalog_view import CatalogView, row_rules, server_rules
@@ -35,6 +37,7 @@ from .lean import lean_paths
 from .lifecycle import Lifecycle, serve, session_managers
 from .passthrough import Upstream
 from .rounds import InputRounds
+from .shared_changes import SharedChanges
 
 __all__ = ["McpGateway"]
 
@@ -58,6 +61,7 @@ class McpGateway:
         name: str = "toolmesh",
         instructions: str | None = None,
         search: Iterable[str] = (),
+        state: StateBackend | None = None,
     ) -> None:
         """Args:
         registry: The catalog to serve (its owner opens and closes it).
@@ -67,6 +71,10 @@ class McpGateway:
         instructions: Instructions for the model, sent to clients.
         search: Profiles (``"default"`` included) served in search mode: two tools,
             ``search_tools`` and ``call_tool``, instead of every row.
+        state: Where state shared across replicas lives (the caller opens and closes it).
+            A shared one (``RedisState``) is given to every hook that keeps state
+            (rate and concurrency limits, pins), and carries catalog changes to every
+            replica's clients; None keeps everything in this process.
 
         Raises:
             ConfigurationError: for a profile named ``"default"`` or a name that cannot
@@ -92,6 +100,10 @@ class McpGateway:
         for profile in searched - predicates.keys():
             raise ConfigurationError(f"McpGateway: search names profile {profile!r}, which does not exist")
         self.registry = registry
+        self.state: StateBackend = state if state is not None else MemoryState()
+        """The state backend (in-process unless one was given)."""
+        if self.state.shared:
+            share_state(hooks, self.state)
         self._hooks = HookStack(hooks)
         rules, servers = row_rules(self._hooks), server_rules(self._hooks)
         upstream = Upstream(registry)
@@ -115,6 +127,7 @@ class McpGateway:
         self._catalog_changed = False
         self._updated: dict[str, str] = {}
         """Resource URI -> server label, of the updates not yet passed on to subscribed clients."""
+        self._shared = SharedChanges(self.state, registry, self._marked) if self.state.shared else None
         self._unsubscribe = registry.on_change(self._changed)
         self._unsubscribe_updates = registry.on_resource_updated(self._resource_updated)
 
@@ -134,7 +147,7 @@ class McpGateway:
         """
         view = self._face(profile).view
         registry = self.registry
-        return ServedProfile(view.snapshot, self._hooks, registry.name_policy, registry.dispatch_settings)
+        return ServedProfile(view.snapshot, self._hooks, registry.name_policy, registry.dispatch_settings, self.state)
 
     def _face(self, profile: str) -> ProfileFace:
         face = self._faces.get(profile)
@@ -153,9 +166,15 @@ class McpGateway:
     # -- list changes -------------------------------------------------------------
 
     def _changed(self, change: CatalogChange) -> None:
+        if self._shared is not None:
+            self._shared.local(change)
+        self._marked(change.server)
+
+    def _marked(self, server: str | None) -> None:
+        """The catalog changed (here, or on another replica): clients of every profile are told."""
         for face in self._faces.values():
             face.view.invalidate()
-        self._servers_changed = self._servers_changed or change.server is not None
+        self._servers_changed = self._servers_changed or server is not None
         self._catalog_changed = True
         if self._wake is not None:
             self._wake.set()
@@ -194,6 +213,8 @@ class McpGateway:
                 return
             async with anyio.create_task_group() as group:
                 group.start_soon(self._fan_out, name="toolmesh gateway list-changed fan-out")
+                if self._shared is not None:
+                    group.start_soon(self._shared.run, name="toolmesh gateway shared catalog changes")
                 self._rounds.group = group
                 try:
                     yield
@@ -264,8 +285,8 @@ class McpGateway:
         lifecycle = Lifecycle(managers, self._faces, self.running)
         app = build_app(settings, self._endpoints(settings, managers, lean), None)
         if responses is None:
-            await serve(app, lifecycle, settings.host, settings.port, on_ready)
+            await serve(app, lifecycle, settings.host, settings.port, on_ready, reuse_port=settings.reuse_port)
             return
         responses.route(app)
         async with responses.running():
-            await serve(app, lifecycle, settings.host, settings.port, on_ready)
+            await serve(app, lifecycle, settings.host, settings.port, on_ready, reuse_port=settings.reuse_port)

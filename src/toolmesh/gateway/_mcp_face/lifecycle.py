@@ -87,13 +87,15 @@ class _QuietServer(uvicorn.Server):
         return nullcontext()
 
 
-def _listen(host: str, port: int) -> socket.socket:
+def _listen(host: str, port: int, reuse_port: bool) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto says TCP,
     # and with Nagle on, a response written in pieces (SSE) waits out the client's delayed ACK (~40 ms).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse_port:  # several worker processes on one port: the kernel spreads connections across them
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
         sock.bind((host, port))
         sock.listen(128)
         sock.setblocking(False)
@@ -104,10 +106,16 @@ def _listen(host: str, port: int) -> socket.socket:
 
 
 async def serve(
-    app: Starlette, lifecycle: Lifecycle, host: str, port: int, on_ready: Callable[[str], None] | None
+    app: Starlette,
+    lifecycle: Lifecycle,
+    host: str,
+    port: int,
+    on_ready: Callable[[str], None] | None,
+    *,
+    reuse_port: bool = False,
 ) -> None:
     """Serve ``app`` on ``host:port`` until cancelled; ``on_ready(base_url)`` once it listens and runs."""
-    sock = _listen(host, port)
+    sock = _listen(host, port, reuse_port)
     try:
         bound = sock.getsockname()[1]
         base_url = f"http://[{host}]:{bound}" if sock.family == socket.AF_INET6 else f"http://{host}:{bound}"

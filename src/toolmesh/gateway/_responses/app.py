@@ -41,11 +41,12 @@ from toolmesh._dispatch.snapshot import ToolSnapshot
 from toolmesh._hooks.actions import Hook
 from toolmesh._hooks.stack import HookStack
 from toolmesh._rows.rows import Entry
+from toolmesh._state.backend import StateBackend
 from toolmesh.gateway._shared.catalog_view import row_rules
 from toolmesh.gateway._shared.http import ClosesUnreadBody, Guard
 from toolmesh.gateway._shared.parts import ProfileSource
 
-from .approvals import Approvals
+from .approvals import Approvals, use_approved
 from .events import Events, sse
 from .input import translate
 from .model import UpstreamReplyError, bounded_client, upstream_failure
@@ -73,6 +74,7 @@ class ResponsesEndpoint:
         names: NamePolicy | None = None,
         dispatch: DispatchSettings | None = None,
         client: AsyncOpenAI | None = None,
+        state: StateBackend | None = None,
     ) -> None:
         """Args:
         settings: The upstream, the URL policy, the limits and the approval secret.
@@ -84,6 +86,8 @@ class ResponsesEndpoint:
         client: The upstream client (your own ``AsyncOpenAI``: other headers, a proxy, a
             test transport); by default one is made from ``settings.upstream`` and
             ``settings.api_key``, and closed with the endpoint.
+        state: Where used approval ids are remembered (a shared backend makes an
+            approval single-use across replicas); in this process when None.
         """
         self.settings = settings
         self._catalog = catalog
@@ -93,7 +97,7 @@ class ResponsesEndpoint:
         self._names = NamePolicy(provider="openai", template=base.template, alias=base.alias)
         self._dispatch = dispatch or DispatchSettings()
         self._policy = UrlPolicy(settings.allowed_hosts)
-        self._approvals = Approvals(settings.secret)
+        self._approvals = Approvals(settings.secret, state=state)
         self._pool = ServerPool(idle_seconds=settings.pool_idle_seconds, size=settings.pool_size)
         self._given_client = client
         self._client: AsyncOpenAI | None = None
@@ -108,7 +112,14 @@ class ResponsesEndpoint:
             ConfigurationError: for an unknown profile.
         """
         served = gateway.served_profile(settings.profile)
-        return cls(settings, catalog=served.snapshot, hooks=served.hooks, names=served.names, dispatch=served.dispatch)
+        return cls(
+            settings,
+            catalog=served.snapshot,
+            hooks=served.hooks,
+            names=served.names,
+            dispatch=served.dispatch,
+            state=served.state,
+        )
 
     def route(self, app: Starlette) -> Starlette:
         """Serve this endpoint at its path on ``app`` (see the module's ``route``)."""
@@ -208,6 +219,7 @@ class ResponsesEndpoint:
         if reader is not None:
             rows[reader.name] = reader
         translated = translate(request.instructions, request.input, self._names.model_name, self._approvals)
+        await use_approved(((a.request["id"], a.approve) for a in translated.answered), self._approvals)
         assert self._client is not None
         return Turn(
             request,

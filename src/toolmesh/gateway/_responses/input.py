@@ -141,7 +141,7 @@ def _item(
                     f"`{where}`: this mcp_approval_request was not made by this gateway for this call (its id "
                     "does not match its server_label, name and arguments); send the item back unchanged, "
                     "or the gateway restarted / has another secret: set responses.secretEnv so approvals "
-                    "survive restarts",
+                    "survive restarts (an approval request is also refused once it is a day old)",
                     where,
                 )
             assert isinstance(label, str) and isinstance(wire, str) and isinstance(arguments, str)

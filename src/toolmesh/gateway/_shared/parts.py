@@ -19,6 +19,7 @@ from toolmesh._core.names import NamePolicy
 from toolmesh._dispatch.execution import DispatchSettings
 from toolmesh._dispatch.snapshot import ToolSnapshot
 from toolmesh._hooks.stack import HookStack
+from toolmesh._state.backend import StateBackend
 
 __all__ = ["AppExtension", "ProfileSource", "ServedProfile"]
 
@@ -35,6 +36,8 @@ class ServedProfile:
     """The registry's name policy."""
     dispatch: DispatchSettings
     """The registry's dispatch defaults (tracing, error details)."""
+    state: StateBackend | None = None
+    """The gateway's state backend (shared across replicas, or this process's)."""
 
 
 class ProfileSource(Protocol):

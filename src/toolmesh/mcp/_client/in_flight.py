@@ -167,6 +167,9 @@ class InFlightCall:
         except anyio.get_cancelled_exc_class():
             note.update(answered=False, reason="the call ended first")  # its timeout, or the caller cancelled
             raise
+        except NoCallbackError:  # the callback says no one can answer: its own words, not "the callback failed"
+            note.update(answered=False, reason="no callback")
+            raise
         except Exception as exc:
             note.update(answered=False, reason=f"callback raised {type(exc).__name__}")
             logger.warning("the host's callback for %s of MCP server %r failed", what, self.server, exc_info=exc)

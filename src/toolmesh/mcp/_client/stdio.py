@@ -53,7 +53,7 @@ from mcp.shared.message import SessionMessage
 
 from . import wire as _wire
 
-__all__ = ["stdio_transport"]
+__all__ = ["stderr_line_prefix", "stdio_transport"]
 
 logger = logging.getLogger("toolmesh.mcp")
 
@@ -79,7 +79,9 @@ async def stdio_transport(
             skipped as it arrives, failing the request it answered.
         on_fault: Told why, when the read side ends because of what the server wrote.
         errlog: Where the child's stderr goes: a stream with a file descriptor gets it
-            directly; any other (a size-bounded log, say) line by line through a pipe.
+            directly; any other (a size-bounded log several servers share, say) line by
+            line through a pipe, each line starting with ``[label] `` so the log tells
+            whose it is.
         redact: When given, the child's stderr passes through it line by line (the
             spec's secrets starred out) on its way to ``errlog``; else the child writes
             to ``errlog`` directly when it can.
@@ -88,7 +90,8 @@ async def stdio_transport(
         OSError: when the process cannot be started.
     """
     command = await _get_executable_command(server.command)
-    if redact is None and not _has_descriptor(errlog):
+    shared_log = not _has_descriptor(errlog)
+    if redact is None and shared_log:
         redact = _unchanged
     process = await _create_platform_compatible_process(
         command=command,
@@ -131,7 +134,7 @@ async def stdio_transport(
         tg.start_soon(stdout_reader)
         tg.start_soon(stdin_writer)
         if redact is not None and process.stderr is not None:
-            tg.start_soon(_pump_stderr, process.stderr, errlog, redact)
+            tg.start_soon(_pump_stderr, process.stderr, errlog, redact, stderr_line_prefix(label) if shared_log else "")
         try:
             yield read_stream, _wire.GuardedWriteStream(inbound=inbound, lines=line_writer)
         finally:
@@ -162,8 +165,15 @@ _STDERR_LINE = 65_536
 """Longest stderr line held back for redaction; a longer one is written out in pieces."""
 
 
-async def _pump_stderr(stderr: anyio.abc.ByteReceiveStream, errlog: TextIO, redact: Callable[[str], str]) -> None:
-    """Copy the child's stderr to ``errlog`` a line at a time, with ``redact`` applied."""
+def stderr_line_prefix(label: str) -> str:
+    """How a server's stderr lines start in a log several servers share: ``[label] ``."""
+    return f"[{label}] "
+
+
+async def _pump_stderr(
+    stderr: anyio.abc.ByteReceiveStream, errlog: TextIO, redact: Callable[[str], str], prefix: str
+) -> None:
+    """Copy the child's stderr to ``errlog`` a line at a time, with ``redact`` applied, each after ``prefix``."""
     pending = b""
     try:
         async for chunk in stderr:
@@ -173,14 +183,14 @@ async def _pump_stderr(stderr: anyio.abc.ByteReceiveStream, errlog: TextIO, reda
                 lines.append(pending)
                 pending = b""
             for line in lines:
-                errlog.write(redact(line.decode("utf-8", "replace")) + "\n")
+                errlog.write(prefix + redact(line.decode("utf-8", "replace")) + "\n")
             errlog.flush()
     except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError, ValueError):
         pass  # the process or the log went away
     finally:
         if pending:
             with contextlib.suppress(OSError, ValueError):
-                errlog.write(redact(pending.decode("utf-8", "replace")) + "\n")
+                errlog.write(prefix + redact(pending.decode("utf-8", "replace")) + "\n")
                 errlog.flush()
 
 

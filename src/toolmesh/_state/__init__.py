@@ -1,0 +1,1 @@
+"""State a gateway shares across its processes and machines: in-process, or in Redis."""
