@@ -47,10 +47,13 @@ def only_look(entry: Entry) -> bool:
 
 
 @asynccontextmanager
-async def serving(gateway: McpGateway, settings: HttpSettings | None = None) -> AsyncIterator[str]:
+async def serving(
+    gateway: McpGateway, settings: HttpSettings | None = None, *, lean: bool = True
+) -> AsyncIterator[str]:
     """Serve ``gateway`` on a free loopback port for the block; yields the base URL (``http://127.0.0.1:P``).
 
-    Leaving the block cancels ``serve_http``, which closes every client session.
+    Leaving the block cancels ``serve_http``, which closes every client session. ``lean=False``
+    serves every request through the SDK's server.
     """
     urls: list[str] = []
     ready = anyio.Event()
@@ -62,7 +65,7 @@ async def serving(gateway: McpGateway, settings: HttpSettings | None = None) -> 
     async with anyio.create_task_group() as group:
 
         async def serve() -> None:
-            await gateway.serve_http(settings or HttpSettings(port=0), on_ready=on_ready)
+            await gateway.serve_http(settings or HttpSettings(port=0), on_ready=on_ready, lean=lean)
 
         group.start_soon(serve)
         with anyio.fail_after(60):

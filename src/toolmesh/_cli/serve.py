@@ -55,6 +55,7 @@ from .app import (
     connect,
     console,
     fail,
+    fast_loop,
     note,
     run_guarded,
 )
@@ -415,7 +416,7 @@ def serve(
                     await serve_with_workers(serving, helpers, worker=worker)
         return True
 
-    run_guarded(sources, work, stop_signals=(signal.SIGINT, signal.SIGTERM), first=_STOPPING)
+    run_guarded(sources, work, stop_signals=(signal.SIGINT, signal.SIGTERM), first=_STOPPING, loop_options=fast_loop())
     note("stopped: the client sessions, the upstream sessions and the servers' processes are closed")
 
 

@@ -32,6 +32,7 @@ from typing import Any, cast, get_args
 
 import anyio
 import mcp_types
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.lowlevel.server import NotificationOptions, Server
 from mcp.server.models import InitializationOptions
@@ -44,24 +45,20 @@ from mcp.server.subscriptions import (
     ResourceUpdated,
     ToolsListChanged,
 )
-from mcp.shared._otel import extract_trace_context
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from opentelemetry import context as otel_context
-from opentelemetry import trace
 
 from toolmesh._context.asking import no_callback
-from toolmesh._context.context import ElicitationRequest, LogMessage, SamplingRequest, ToolContext, new_call_id
+from toolmesh._context.context import ElicitationRequest, LogMessage, SamplingRequest, ToolContext
 from toolmesh._core.calls import ToolCall
-from toolmesh._dispatch.turn import run_tool_calls
 from toolmesh._hooks.stack import HookStack
 from toolmesh.gateway._shared.catalog_view import CatalogView
 from toolmesh.gateway._shared.http import identity_of
 from toolmesh.mcp._client.session import CLIENT_INFO
 
+from .calls import run_call
 from .passthrough import Upstream, page
-from .results import call_result
 from .rounds import InputRounds
 from .search_mode import schema_of, search_mode_call, search_tools
 
@@ -318,9 +315,19 @@ class ProfileFace:
     async def _list_tools(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.PaginatedRequestParams | None
     ) -> mcp_types.ListToolsResult:
-        listed = search_tools() if self.search else self.view.tools()
-        tools, next_cursor = page(listed, params.cursor if params is not None else None)
+        return self.tools_page(params.cursor if params is not None else None)
+
+    def tools_page(self, cursor: str | None) -> mcp_types.ListToolsResult:
+        """One page of ``tools/list`` from ``cursor`` (``MCPError`` for a cursor this gateway did not hand out)."""
+        tools, next_cursor = page(search_tools() if self.search else self.view.tools(), cursor)
         return mcp_types.ListToolsResult(tools=tools, next_cursor=next_cursor)
+
+    def runs_only_own(self, method: str) -> bool:
+        """Whether the SDK would run only this face's handler and middleware for ``method`` (the lean path's test)."""
+        own = {"tools/list": self._list_tools, "tools/call": self._call_tool}.get(method)
+        entry, chain = self.server.get_request_handler(method), self.server.middleware
+        plain = len(chain) == 2 and isinstance(chain[0], OpenTelemetryMiddleware) and chain[1] == self._remember
+        return own is not None and entry is not None and entry.handler == own and plain and not self.server.cache_hints
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
@@ -347,25 +354,13 @@ class ProfileFace:
         params: mcp_types.CallToolRequestParams,
         arm: Callable[[ToolContext[Any]], None] | None,
     ) -> mcp_types.CallToolResult:
-        snapshot = self.view.snapshot()
-        call = ToolCall.from_arguments(new_call_id(), params.name, params.arguments)
-
         def context(call: ToolCall) -> ToolContext[Any]:
             tool_ctx = self._context(call, ctx)
             if arm is not None:
                 arm(tool_ctx)
             return tool_ctx
 
-        parent = extract_trace_context(ctx.meta)
-        token = None
-        if parent is not None and not trace.get_current_span().get_span_context().is_valid:
-            token = otel_context.attach(parent)  # the SDK's own span is off: continue the caller's trace here
-        try:
-            turn = await run_tool_calls(snapshot, [call], ctx_factory=context, hooks=self.hooks, max_concurrency=1)
-        finally:
-            if token is not None:
-                otel_context.detach(token)
-        return call_result(turn.results[0])
+        return await run_call(self.view.snapshot(), self.hooks, params, ctx.meta, context)
 
     def _context(self, call: ToolCall, request: ServerRequestContext[Any, Any]) -> ToolContext[Any]:
         """The call's context: progress, elicitation and sampling reach the client that called."""

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import anyio
 from mcp.server.lowlevel.server import Server
+from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.applications import Starlette
 
 from toolmesh._core.errors import ConfigurationError
@@ -30,11 +31,12 @@ from toolmesh._state.memory import MemoryState
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, PROFILE_NAME
 from toolmesh.gateway._shared.catalog_view import CatalogView, row_rules, server_rules
-from toolmesh.gateway._shared.http import build_app, prime
+from toolmesh.gateway._shared.http import Endpoint, build_app, prime
 from toolmesh.gateway._shared.parts import AppExtension, ServedProfile
 
 from .face import ProfileFace
 from .handoff import Handoff
+from .lean import lean_paths
 from .lifecycle import Lifecycle, serve, session_managers
 from .passthrough import Upstream
 from .rounds import ROUND_TIMEOUT, InputRounds
@@ -273,10 +275,7 @@ class McpGateway:
             await server.run(read, write, server.create_initialization_options())
 
     def http_app(
-        self,
-        settings: HttpSettings,
-        *,
-        responses: AppExtension | None = None,
+        self, settings: HttpSettings, *, responses: AppExtension | None = None, lean: bool = True
     ) -> Starlette:
         """The ASGI app serving every profile: ``{path}`` the default one, ``/<profile>{path}`` the others.
 
@@ -284,12 +283,21 @@ class McpGateway:
         that runs lifespans (uvicorn does). With ``responses``, the app also serves that
         Responses endpoint (``/v1/responses``), open for the app's lifetime. With a shared
         state backend, 2025-11-25 sessions are kept in it, so that any replica serves them.
+        ``lean=False`` sends every request through the SDK's server (no lean path for ``tools/*``).
         """
         managers = session_managers(settings, self._faces, self._shared_sessions())
-        app = build_app(settings, managers, Lifecycle(managers, self._faces, self.running).lifespan)
+        app = build_app(
+            settings, self._endpoints(settings, managers, lean), Lifecycle(managers, self._faces, self.running).lifespan
+        )
         if responses is not None:
             responses.mount(app)
         return app
+
+    def _endpoints(
+        self, settings: HttpSettings, managers: Mapping[str, StreamableHTTPSessionManager], lean: bool
+    ) -> Mapping[str, Endpoint]:
+        """Each profile's endpoint behind the guard: its session manager, behind the lean path unless not ``lean``."""
+        return lean_paths(self._faces, managers, settings.max_body_bytes) if lean else managers
 
     async def serve_http(
         self,
@@ -297,18 +305,20 @@ class McpGateway:
         *,
         on_ready: Callable[[str], None] | None = None,
         responses: AppExtension | None = None,
+        lean: bool = True,
     ) -> None:
         """Serve every profile over HTTP with uvicorn until cancelled; then close every client session.
 
         ``on_ready(base_url)`` is called once the socket listens and the app runs, with
         the real port (``http://127.0.0.1:PORT``; profiles are under ``settings.path``).
+        ``lean=False`` sends every request through the SDK's server.
 
         Raises:
             OSError: when the address cannot be bound.
         """
         managers = session_managers(settings, self._faces, self._shared_sessions())
         lifecycle = Lifecycle(managers, self._faces, self.running)
-        app = build_app(settings, managers, None)
+        app = build_app(settings, self._endpoints(settings, managers, lean), None)
         await prime(app)
         if responses is None:
             await serve(app, lifecycle, settings.host, settings.port, on_ready, reuse_port=settings.reuse_port)

@@ -15,8 +15,9 @@ Requests go through, in order:
    400 for a token in the query string), and ``/.well-known/oauth-protected-resource...``
    serves the protected resource metadata; the caller's ``Identity`` is left on the request
    (``identity_of``) and, as the SDK's principal, binds the session it opens;
-4. the profile's ``StreamableHTTPSessionManager`` (the SDK's), which bounds the
-   request body (413) and serves both protocol versions.
+4. the profile's endpoint: the lean path for the ``tools/call`` and ``tools/list`` it
+   answers (``_mcp_face.lean``), else the profile's ``StreamableHTTPSessionManager``
+   (the SDK's), which bounds the request body (413) and serves both protocol versions.
 
 Any answer given before the request's body was read to its end (a 413, a 401, a 404)
 says ``Connection: close`` (``ClosesUnreadBody``), so the server closes the connection
@@ -29,11 +30,10 @@ import hmac
 import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
-from typing import Any
+from typing import Any, Protocol
 
 from mcp.server.auth.middleware.bearer_auth import AuthenticatedUser
 from mcp.server.auth.provider import AccessToken
-from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.applications import Starlette
 from starlette.authentication import AuthCredentials
@@ -52,6 +52,7 @@ __all__ = [
     "IDENTITY_KEY",
     "BearerToken",
     "ClosesUnreadBody",
+    "Endpoint",
     "Guard",
     "HttpSettings",
     "Lifespan",
@@ -68,6 +69,12 @@ _LOOPBACK_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 
 Lifespan = Callable[[Starlette], AbstractAsyncContextManager[None]]
 """A Starlette lifespan."""
+
+
+class Endpoint(Protocol):
+    """What answers one profile's MCP requests behind the guard: the SDK's session manager, or a front of it."""
+
+    async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None: ...
 
 
 def security_settings(settings: HttpSettings) -> TransportSecuritySettings:
@@ -128,7 +135,7 @@ class ClosesUnreadBody:
 class Guard:
     """Routing, Host/Origin checks and bearer tokens in front of the profiles' session managers."""
 
-    def __init__(self, settings: HttpSettings, managers: Mapping[str, StreamableHTTPSessionManager]) -> None:
+    def __init__(self, settings: HttpSettings, managers: Mapping[str, Endpoint]) -> None:
         self._settings = settings
         self._managers = managers
         self._security = TransportSecurityMiddleware(security_settings(settings))
@@ -269,9 +276,7 @@ def identity_of(source: Any) -> Identity | None:
     return found if isinstance(found, Identity) else None
 
 
-def build_app(
-    settings: HttpSettings, managers: Mapping[str, StreamableHTTPSessionManager], lifespan: Lifespan | None
-) -> Starlette:
+def build_app(settings: HttpSettings, managers: Mapping[str, Endpoint], lifespan: Lifespan | None) -> Starlette:
     """The ASGI app serving each profile's session manager as ``settings`` says.
 
     ``lifespan`` runs the managers (and the gateway's fan-out) for the app's lifetime;
