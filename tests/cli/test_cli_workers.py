@@ -79,6 +79,8 @@ async def test_two_workers_answer_on_one_port_and_stop_together(tmp_path: Path) 
                         pass
                     shown = rf"shared state: {re.escape(redis.url)} \(prefix toolmesh:[0-9a-f]{{12}}:\)"
                     assert re.fullmatch(shown, line.decode().strip()), line
+                    derived = await lines.receive_until(b"\n", 65536)  # no serve.statePrefix: the banner says so
+                    assert b"set serve.statePrefix" in derived and b"share nothing" in derived, derived
                     answered: list[int] = []
                     while len(set(answered)) < 2:  # the second worker answers once it has started
                         async with client(url, "2026-07-28") as session:  # a new connection each time

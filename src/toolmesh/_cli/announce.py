@@ -154,6 +154,11 @@ def _announce(
         lines.append("auth: none (loopback only)")
     if is_shared(settings.state):
         lines.append(f"shared state: {redact_url(settings.state or '')} (prefix {settings.state_prefix})")
+        if settings.state_prefix_derived:
+            lines.append(
+                "  the prefix comes from this toolmesh.json: replicas serving another version of it (a rolling "
+                "update) share nothing with these; set serve.statePrefix to keep one deployment's state"
+            )
     lines.append("stop with Ctrl-C (or SIGTERM)")
     for line in lines:
         console.print(Text(line), soft_wrap=True, highlight=False)

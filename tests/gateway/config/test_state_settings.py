@@ -27,6 +27,7 @@ def test_the_default_state_is_this_process_with_a_prefix_derived_from_the_config
     assert config.serve.state_prefix.startswith("toolmesh:") and config.serve.state_prefix.endswith(":")
     assert same.serve.state_prefix == config.serve.state_prefix  # serve settings differ per replica
     assert other.serve.state_prefix != config.serve.state_prefix
+    assert config.serve.state_prefix_derived  # toolmesh serve warns that another config shares nothing
 
 
 def test_a_redis_url_and_a_prefix_make_a_redis_backend(tmp_path: Path) -> None:
@@ -36,6 +37,7 @@ def test_a_redis_url_and_a_prefix_make_a_redis_backend(tmp_path: Path) -> None:
     backend = config.serve.state_backend()
     assert isinstance(backend, RedisState)
     assert backend.prefix == "toolmesh:prod:" and backend.url == "redis://127.0.0.1:6390/2"
+    assert not config.serve.state_prefix_derived
     assert config.serve.workers == 2
 
 

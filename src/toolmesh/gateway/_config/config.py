@@ -71,6 +71,9 @@ class ServeSettings:
     (may hold a password: never shown)."""
     state_prefix: str = "toolmesh:"
     """What every key of this deployment's shared state starts with."""
+    state_prefix_derived: bool = False
+    """Whether ``state_prefix`` was derived from the config file (no ``serve.statePrefix``): replicas
+    serving another version of the file then share nothing with these."""
     workers: int = 1
     """Processes serving HTTP on one port (more than one needs a shared ``state``)."""
 
@@ -390,6 +393,7 @@ def _serve(
         tokens=tuple(tokens),
         state=keys.state,
         state_prefix=prefix,
+        state_prefix_derived=keys.state_prefix is None,
         workers=keys.workers,
         oauth=oauth,
         audit=audit_settings(keys.audit, folder, origin),
