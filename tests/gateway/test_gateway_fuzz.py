@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -221,7 +222,7 @@ def _check_mcp(response: httpx2.Response) -> None:
     if kind.startswith("application/json"):
         _jsonrpc(json.loads(response.content))
     elif kind.startswith("text/event-stream"):
-        for line in response.text.splitlines():
+        for line in re.split(r"\r\n|\r|\n", response.text):  # SSE's line ends only: not str.splitlines' U+0085
             if line.startswith("data:") and line[5:].strip():
                 _jsonrpc(json.loads(line[5:]))
     else:
