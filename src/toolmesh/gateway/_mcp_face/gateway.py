@@ -142,7 +142,7 @@ class McpGateway:
         self._catalog_changed = False
         self._updated: dict[str, str] = {}
         """Resource URI -> server label, of the updates not yet passed on to subscribed clients."""
-        self._shared = SharedChanges(self.state, registry, self._marked) if self.state.shared else None
+        self._shared = SharedChanges(self.state, registry, self._marked, self.replica) if self.state.shared else None
         self._unsubscribe = registry.on_change(self._changed)
         self._unsubscribe_updates = registry.on_resource_updated(self._resource_updated)
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import uuid
 from collections.abc import Callable
 
 import anyio
@@ -35,13 +34,16 @@ _MAX_MESSAGE = 4096
 class SharedChanges:
     """Publishes this replica's catalog changes and applies the other replicas' ones."""
 
-    def __init__(self, state: StateBackend, registry: ToolRegistry, tell_clients: Callable[[str | None], None]) -> None:
+    def __init__(
+        self, state: StateBackend, registry: ToolRegistry, tell_clients: Callable[[str | None], None], replica: str
+    ) -> None:
         """Args:
         state: The shared backend.
         registry: This replica's catalog.
         tell_clients: Marks the catalog changed for this replica's clients (the server's label, or None).
+        replica: This replica's name (``McpGateway.replica``, the one its retries and answers are routed by).
         """
-        self.replica = uuid.uuid4().hex
+        self.replica = replica
         """This replica's id in the messages (its own come back and are skipped)."""
         self._state = state
         self._registry = registry

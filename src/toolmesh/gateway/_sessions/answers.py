@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from types import TracebackType
-from typing import Any
+from typing import Any, Self
 
 import anyio
 from mcp.shared.message import SessionMessage
@@ -44,12 +44,28 @@ def answer_owner(request_id: Any) -> tuple[str, int] | None:
     return replica, int(number)
 
 
-class TaggedWrites:
-    """The transport's write stream, with this replica's name put into outgoing requests' ids."""
+class _Wrapped:
+    """A transport stream wrapped: closing (and leaving ``async with``) closes the stream inside."""
 
     def __init__(self, inner: Any, replica: str) -> None:
         self._inner = inner
         self._replica = replica
+
+    async def aclose(self) -> None:
+        await self._inner.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+class TaggedWrites(_Wrapped):
+    """The transport's write stream, with this replica's name put into outgoing requests' ids."""
 
     async def send(self, item: SessionMessage, /) -> None:
         message = item.message
@@ -63,20 +79,8 @@ class TaggedWrites:
                 item = SessionMessage(message.model_copy(update={"params": params}), metadata=item.metadata)
         await self._inner.send(item)
 
-    async def aclose(self) -> None:
-        await self._inner.aclose()
 
-    async def __aenter__(self) -> TaggedWrites:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        await self.aclose()
-        return None
-
-
-class UntaggedReads:
+class UntaggedReads(_Wrapped):
     """The transport's read stream, with answers to this replica's requests renamed back, and others forwarded."""
 
     def __init__(self, inner: Any, replica: str, forward: Callable[[str, str], Awaitable[None]]) -> None:
@@ -85,8 +89,7 @@ class UntaggedReads:
         replica: This replica's name.
         forward: Sends (replica, the answer as JSON) to the replica that asked.
         """
-        self._inner = inner
-        self._replica = replica
+        super().__init__(inner, replica)
         self._forward = forward
         self.last_context = None
 
@@ -115,15 +118,3 @@ class UntaggedReads:
             return await self.receive()
         except anyio.EndOfStream:
             raise StopAsyncIteration from None
-
-    async def aclose(self) -> None:
-        await self._inner.aclose()
-
-    async def __aenter__(self) -> UntaggedReads:
-        return self
-
-    async def __aexit__(
-        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> bool | None:
-        await self.aclose()
-        return None
