@@ -146,6 +146,16 @@ async def test_the_search_row_searches_deferred_rows_only_and_bounds_its_limit()
     assert bad.error is not None and bad.error.kind is ErrorKind.INVALID_ARGUMENTS
 
 
+async def test_the_search_row_takes_a_whole_limit_written_as_a_float() -> None:
+    # JSON Schema's "integer" holds 2.0, and models write it: the search answers, not an internal error
+    registry = make_registry(DeferPolicy(), send_email=True, add=True)
+    snapshot = registry.snapshot()
+    with anyio.fail_after(10):
+        (two,) = await run_tool_calls(snapshot, [call("c1", "search_tools", query="weather email integers", limit=2.0)])
+    assert two.disposition is Disposition.SUCCEEDED, two.error
+    assert len(two.output.blocks[0].value["tools"]) == 2  # type: ignore[union-attr]
+
+
 async def test_a_long_lived_snapshot_remembers_a_bounded_number_of_calls() -> None:
     from toolmesh._dispatch.ledger import MAX_CALLS_RECORDED
 
