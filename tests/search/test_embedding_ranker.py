@@ -192,3 +192,11 @@ async def test_an_async_model_ranks_in_asearch_and_in_a_turns_search_row() -> No
     with anyio.fail_after(10):
         (found,) = await run_tool_calls(snapshot, [call])
     assert found.ok and snapshot.found[0].name == "get_weather_forecast"
+
+
+def test_an_async_model_given_to_the_sync_ranker_says_which_class_takes_it() -> None:
+    async def embed(texts: Sequence[str]) -> list[list[float]]:
+        return [[1.0] for _ in texts]
+
+    with pytest.raises(TypeError, match="AsyncEmbeddingRanker"):
+        EmbeddingRanker(embed)  # type: ignore[arg-type]

@@ -26,6 +26,7 @@ Needs ``numpy`` (``pip install 'toolmesh[embeddings]'``), imported when a ranker
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
@@ -170,7 +171,10 @@ class EmbeddingRanker:
 
         Raises:
             ImportError: numpy is not installed (``pip install 'toolmesh[embeddings]'``).
+            TypeError: ``embed`` is an ``async def`` function (use ``AsyncEmbeddingRanker``).
         """
+        if inspect.iscoroutinefunction(embed) or inspect.iscoroutinefunction(type(embed).__call__):
+            raise TypeError("this embedding function is async: use AsyncEmbeddingRanker(embed) and search with asearch")
         self._embed = embed
         self._vectors = _Vectors(batch_size)
 
