@@ -200,3 +200,24 @@ def test_an_async_model_given_to_the_sync_ranker_says_which_class_takes_it() -> 
 
     with pytest.raises(TypeError, match="AsyncEmbeddingRanker"):
         EmbeddingRanker(embed)  # type: ignore[arg-type]
+
+
+async def test_a_service_that_does_not_answer_in_time_leaves_the_lexical_ranking(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    model = ConceptModel()
+    hanging = anyio.Event()
+
+    async def service(texts: Sequence[str]) -> list[list[float]]:
+        if texts == ["forecast"]:
+            await hanging.wait()  # never set: the service holds this query
+        return model(texts)
+
+    with pytest.raises(ValueError, match="timeout"):
+        AsyncEmbeddingRanker(service, timeout=0)
+    registry = make_registry(ranker=AsyncEmbeddingRanker(service, timeout=0.2))
+    with anyio.fail_after(30), caplog.at_level(logging.ERROR, logger="toolmesh"):
+        matches = await registry.asearch("forecast")
+    assert matches[0].name == "get_weather_forecast" and len(matches) == 1  # the lexical ranking alone
+    assert "within 0.2 s" in caplog.text
+    assert (await registry.asearch("umbrella"))[0].name == "get_weather_forecast"  # then it ranks again

@@ -30,6 +30,8 @@ import inspect
 from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, TypeAlias
 
+import anyio
+
 from toolmesh._rows.rows import Entry
 
 from .index import row_texts
@@ -191,21 +193,36 @@ class EmbeddingRanker:
 
 
 class AsyncEmbeddingRanker:
-    """``EmbeddingRanker`` for an ``async def`` embedding function (a service's client): an ``AsyncRanker``,
-    used by ``asearch`` and by a turn's search row."""
+    """``EmbeddingRanker`` for an ``async def`` embedding function (a service's client, or a local
+    model run in a worker thread): an ``AsyncRanker``, used by ``asearch`` and by a turn's search row."""
 
-    def __init__(self, embed: AsyncEmbed, *, batch_size: int = 32) -> None:
-        """Args: as ``EmbeddingRanker``'s, with ``embed`` awaited."""
+    def __init__(self, embed: AsyncEmbed, *, batch_size: int = 32, timeout: float | None = 10.0) -> None:
+        """Args: as ``EmbeddingRanker``'s, with ``embed`` awaited, and
+        timeout: Seconds one call of ``embed`` may take (None: no bound). A call that takes
+            longer is cancelled and raises ``EmbeddingError``: a search then answers with the
+            lexical ranking alone instead of waiting for a service that does not answer.
+        """
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be positive seconds or None, not {timeout!r}")
         self._embed = embed
+        self._timeout = timeout
         self._vectors = _Vectors(batch_size)
+
+    async def _call(self, texts: list[str]) -> Any:
+        with anyio.move_on_after(self._timeout):
+            return await self._embed(texts)
+        raise EmbeddingError(
+            f"the embedding function did not answer {len(texts)} text(s) within {self._timeout} s "
+            "(AsyncEmbeddingRanker's timeout)"
+        )
 
     async def embed_rows(self, rows: Sequence[Entry]) -> None:
         """Embed the views of ``rows`` not embedded yet."""
         for batch in self._vectors.missing(rows):
-            self._vectors.store(batch, await self._embed(batch))
+            self._vectors.store(batch, await self._call(batch))
 
     async def __call__(self, query: str, rows: Sequence[Entry]) -> Mapping[str, float]:
         await self.embed_rows(rows)
         if not rows:
             return {}
-        return self._vectors.scores(self._vectors.query_vector(await self._embed(_query(query))), rows)
+        return self._vectors.scores(self._vectors.query_vector(await self._call(_query(query))), rows)
