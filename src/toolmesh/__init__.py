@@ -65,6 +65,7 @@ from toolmesh._dispatch.stream import ToolStream
 from toolmesh._dispatch.turn import CompletedCall, TurnResult, TurnStream, run_tool_calls, stream_tool_calls
 from toolmesh._rows.native import NativeTool, ToolOptions, tool
 from toolmesh._rows.rows import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
+from toolmesh._search.embedding import AsyncEmbeddingRanker, EmbeddingError, EmbeddingRanker
 from toolmesh._search.matches import AsyncRanker, Ranker, ToolMatch
 from toolmesh._search.policy import DeferPolicy
 
@@ -90,6 +91,7 @@ from .hooks import (
 from .mcp import McpServer, ServerConfigError
 
 __all__ = [
+    "AsyncEmbeddingRanker",
     "AsyncRanker",
     "Audio",
     "CalledTool",
@@ -107,6 +109,8 @@ __all__ = [
     "ElicitationEvent",
     "ElicitationRequest",
     "EmbeddedResource",
+    "EmbeddingError",
+    "EmbeddingRanker",
     "Entry",
     "ErrorKind",
     "Fail",

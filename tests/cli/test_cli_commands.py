@@ -245,3 +245,19 @@ def test_export_applies_the_providers_name_rule(tmp_path: Path, provider: str) -
     assert len(names) == DEMO_TOOLS
     assert all(len(name) <= 64 for name in names) and len(set(names)) == DEMO_TOOLS
     assert names[0].startswith(label[:40])
+
+
+def test_serve_says_which_profiles_are_in_search_mode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from toolmesh import ToolRegistry
+    from toolmesh._cli.announce import _announce
+    from toolmesh.gateway import GatewayConfig
+    from toolmesh.gateway._config.config import ServeSettings
+
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps({"profiles": {"lean": {"search": True}, "full": {}}}))
+    config = GatewayConfig.load(path)
+    sizes = {"default": 39, "lean": 39, "full": 39}
+    _announce("http://127.0.0.1:1", ServeSettings(), config, ToolRegistry(), sizes)
+    lines = {line.split()[0]: line for line in capsys.readouterr().out.splitlines() if line.startswith("  ")}
+    assert "search mode" in lines["lean"] and "search_tools" in lines["lean"]
+    assert "search mode" not in lines["full"] and "search mode" not in lines["default"]

@@ -113,3 +113,15 @@ def test_oauth_keys_that_cannot_be_fetched_fail_the_check_as_they_would_stop_ser
     assert done.exit_code == 1, done.output
     assert re.search(r"✗ oauth +failed: the gateway cannot check access tokens: .*could not be reached", done.stdout)
     assert "jwksUri" in done.stdout and "1 failed: oauth" in done.stderr
+
+
+def test_check_says_which_profiles_are_in_search_mode(tmp_path: Path) -> None:
+    config = {
+        "mcpServers": {"notes": {"command": sys.executable, "args": [str(EXAMPLES / "notes_server.py")]}},
+        "profiles": {"lean": {"search": True}},
+    }
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps(config))
+    done = CliRunner().invoke(app, ["check", "--config", str(path)])
+    assert done.exit_code == 0, done.output
+    assert "profiles: default (4 tools), lean (4 tools, in search mode)" in done.stdout, done.stdout

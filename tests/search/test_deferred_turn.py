@@ -146,6 +146,16 @@ async def test_the_search_row_searches_deferred_rows_only_and_bounds_its_limit()
     assert bad.error is not None and bad.error.kind is ErrorKind.INVALID_ARGUMENTS
 
 
+async def test_the_search_row_takes_a_whole_limit_written_as_a_float() -> None:
+    # JSON Schema's "integer" holds 2.0, and models write it: the search answers, not an internal error
+    registry = make_registry(DeferPolicy(), send_email=True, add=True)
+    snapshot = registry.snapshot()
+    with anyio.fail_after(10):
+        (two,) = await run_tool_calls(snapshot, [call("c1", "search_tools", query="weather email integers", limit=2.0)])
+    assert two.disposition is Disposition.SUCCEEDED, two.error
+    assert len(two.output.blocks[0].value["tools"]) == 2  # type: ignore[union-attr]
+
+
 async def test_a_long_lived_snapshot_remembers_a_bounded_number_of_calls() -> None:
     from toolmesh._dispatch.ledger import MAX_CALLS_RECORDED
 
@@ -155,3 +165,27 @@ async def test_a_long_lived_snapshot_remembers_a_bounded_number_of_calls() -> No
             await snapshot.dispatch("add", {"x": n, "y": 1})
     assert len(snapshot.called) == MAX_CALLS_RECORDED
     assert snapshot.called[-1].name == "add"
+
+
+async def _slow_ranker(query: str, rows: object) -> dict[str, float]:
+    await anyio.sleep(0.05)
+    return {}
+
+
+@pytest.mark.parametrize("ranker", [None, _slow_ranker], ids=["lexical", "async ranker"])
+async def test_a_call_in_the_step_of_the_search_that_finds_it_is_refused_whatever_the_search_takes(
+    ranker: object,
+) -> None:
+    # the model asked for both before it saw the search's answer: its calls are judged by what it was offered
+    registry = make_registry(DeferPolicy(), ranker=ranker, get_weather_forecast=True)  # type: ignore[arg-type]
+    snapshot = registry.snapshot()
+    with anyio.fail_after(10):
+        searched, early = await run_tool_calls(
+            snapshot,
+            [call("c1", "search_tools", query="weather forecast"), call("c2", "get_weather_forecast", city="Oslo")],
+        )
+        (later,) = await run_tool_calls(snapshot, [call("c3", "get_weather_forecast", city="Oslo")])
+    assert searched.ok and [f.name for f in snapshot.found] == ["get_weather_forecast"]
+    assert early.disposition is Disposition.REFUSED and early.error is not None
+    assert early.error.kind is ErrorKind.NOT_FOUND
+    assert later.ok

@@ -140,8 +140,11 @@ def _announce(
     urls = {name: base + ("" if name == DEFAULT_PROFILE else f"/{name}") + settings.path for name in sizes}
     width, url_width = max(map(len, sizes)), max(map(len, urls.values()))
     for name, size in sizes.items():
-        about = config.profiles[name].description if name in config.profiles else "every tool the policy allows"
+        profile = config.profiles.get(name)
+        about = profile.description if profile is not None else "every tool the policy allows"
         line = f"  {name.ljust(width)}  {urls[name].ljust(url_width)}  {size} tool{'s' * (size != 1)}"
+        if profile is not None and profile.search:
+            line += " in search mode (listed as search_tools and call_tool)"
         lines.append(line + (f" — {about}" if about else ""))
     if settings.audit is not None:
         where = settings.audit.file if settings.audit.file is not None else "stderr"

@@ -199,7 +199,9 @@ def check(
         console.print(line, soft_wrap=True)
     if profiles:
         console.print(
-            Text("profiles: " + ", ".join(f"{name} ({count} tools)" for name, count in profiles.items())),
+            Text(
+                "profiles: " + ", ".join(_profile_size(gateway_config, name, count) for name, count in profiles.items())
+            ),
             soft_wrap=True,
         )
     if gateway_config.hooks:
@@ -254,6 +256,12 @@ async def _check_oauth(settings: OAuthSettings, path: str) -> _Outcome:
         return _Outcome("oauth", time.perf_counter() - started, error=str(exc))
     source = f"signing keys from {settings.jwks_uri}" if settings.jwks_uri else "introspection only"
     return _Outcome("oauth", time.perf_counter() - started, detail=f"{settings.issuer}, {source}")
+
+
+def _profile_size(config: GatewayConfig, name: str, count: int) -> str:
+    """``lean (39 tools, in search mode)``: a profile's size as ``check`` says it."""
+    profile = config.profiles.get(name)
+    return f"{name} ({count} tools{', in search mode' * (profile is not None and profile.search)})"
 
 
 def _profile_sizes(registry: ToolRegistry, config: GatewayConfig) -> dict[str, int]:

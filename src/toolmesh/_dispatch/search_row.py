@@ -59,7 +59,7 @@ def make_search_row(policy: DeferPolicy, search: Searcher) -> DynamicEntry:
     parameters = search_parameters(policy)
 
     async def handler(arguments: dict[str, Any], ctx: ToolContext[Any]) -> dict[str, Any]:
-        limit = arguments.get("limit", policy.search_limit)
+        limit = int(arguments.get("limit", policy.search_limit))  # the schema holds 2.0 as an integer
         matches = await search(arguments["query"], min(limit, policy.max_search_limit))
         ctx.metadata[SEARCH_FOUND] = tuple(match.row for match in matches)
         tools = [

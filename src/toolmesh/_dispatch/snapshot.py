@@ -203,13 +203,18 @@ class ToolSnapshot(Catalog):
 
     # -- dispatch -------------------------------------------------------------------
 
-    def unoffered(self, name: object, call_id: str) -> ToolResult | None:
+    def unoffered(self, name: object, call_id: str, found: frozenset[str] | None = None) -> ToolResult | None:
         """The refusal of a call of a deferred row no search of the turn found, or None when it may run.
 
-        ``DeferPolicy(unfound="allow")`` lets such calls run.
+        ``found``: the rows found when the model made the call (``run_tool_calls`` passes those found
+        before its step, so a call asked for beside the search that finds it is refused however long
+        the search takes); the rows found so far by default. ``DeferPolicy(unfound="allow")`` lets
+        such calls run.
         """
         ledger = self.ledger
-        if not ledger.deferred or not isinstance(name, str) or ledger.offered(name):
+        if not ledger.deferred or not isinstance(name, str):
+            return None
+        if name not in ledger.deferred or name in (ledger.found_names if found is None else found):
             return None
         if self._policy.unfound == "allow":
             return None

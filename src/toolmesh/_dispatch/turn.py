@@ -206,6 +206,7 @@ class _Turn:
 
     __slots__ = (
         "_check_ahead",
+        "_found",
         "_hooks",
         "_make_context",
         "_max_concurrency",
@@ -236,6 +237,8 @@ class _Turn:
         self._check_ahead = self._hooks.handles_calls or self._hooks.handles_invalid
         self.results: list[ToolResult | None] = [None] * len(self.calls)
         self.stop_reason: str | None = None
+        # what the model had found when it asked for these calls: a search among them loads its finds for the next step
+        self._found = frozenset(self._snapshot.ledger.found_names)
 
     async def run(self, emit: Callable[[CompletedCall], None] | None) -> TurnResult:
         workers = len(self.calls) if self._max_concurrency is None else min(len(self.calls), self._max_concurrency)
@@ -302,7 +305,7 @@ class _Turn:
         if entry is None:
             return await self._invalid(call, await unknown_name(self._snapshot, call), ctx, repaired, None)
         if self._snapshot.ledger.deferred:
-            refused = self._snapshot.unoffered(call.name, call.id)
+            refused = self._snapshot.unoffered(call.name, call.id, self._found)
             if refused is not None:
                 return call, refused
         if call.problem is not None:

@@ -88,3 +88,19 @@ def test_search_mode_is_a_profile_key_of_toolmesh_json(tmp_path: Path) -> None:
 def test_search_names_an_existing_profile() -> None:
     with pytest.raises(ConfigurationError, match="nope"):
         McpGateway(ToolRegistry(), search=["nope"])
+
+
+async def test_search_tools_takes_a_whole_limit_written_as_a_float() -> None:
+    # JSON Schema's "integer" (the tool's own inputSchema) holds 2.0; 2.5 and 0 are still refused
+    from toolmesh.gateway._mcp_face.search_mode import search_answer
+
+    registry = ToolRegistry()
+    registry.register(get_weather_forecast)
+    registry.register(send_email)
+    snapshot = registry.snapshot()
+    with anyio.fail_after(10):
+        two = await search_answer(snapshot, {"query": "weather forecast or email", "limit": 2.0})
+        half = await search_answer(snapshot, {"query": "weather", "limit": 2.5})
+        zero = await search_answer(snapshot, {"query": "weather", "limit": 0.0})
+    assert not two.is_error and len(two.structured_content["tools"]) == 2  # type: ignore[index]
+    assert half.is_error and zero.is_error

@@ -81,6 +81,8 @@ async def search_answer(snapshot: ToolSnapshot, arguments: dict[str, Any] | None
     limit = arguments.get("limit", _DEFAULT_LIMIT)
     if not isinstance(query, str):
         return _error("search_tools needs a 'query' string: the task to find tools for.")
+    if isinstance(limit, float) and limit.is_integer():
+        limit = int(limit)  # 2.0 is an integer to JSON Schema, and models write it
     if isinstance(limit, bool) or not isinstance(limit, int) or limit < 1:
         return _error(f"search_tools: 'limit' must be a whole number from 1 to {_MAX_LIMIT}.")
     matches = await snapshot.asearch(query, limit=min(limit, _MAX_LIMIT))
