@@ -111,5 +111,6 @@ def test_oauth_keys_that_cannot_be_fetched_fail_the_check_as_they_would_stop_ser
     path.write_text(json.dumps({"native": [f"{EXAMPLES / 'tools.py'}:registry"], "serve": {"auth": {"oauth": oauth}}}))
     done = CliRunner().invoke(app, ["check", "-c", str(path)])
     assert done.exit_code == 1, done.output
-    assert re.search(r"✗ oauth +failed: the gateway cannot check access tokens: .*could not be reached", done.stdout)
+    said = r"✗ oauth +failed: the gateway cannot check access tokens of the issuer http://127.0.0.1:9: "
+    assert re.search(said + ".*could not be reached", done.stdout)
     assert "jwksUri" in done.stdout and "1 failed: oauth" in done.stderr

@@ -239,6 +239,17 @@ async def test_without_jwks_uri_the_keys_are_found_in_the_issuers_metadata(tmp_p
     assert scene.server.jwks_fetches >= 1  # RFC 8414 metadata names no jwks_uri here; OpenID discovery does
 
 
+@pytest.mark.parametrize("jwks_uri", ["configured", "discovered"])
+async def test_a_starting_gateway_reads_the_issuers_metadata_and_keys_once(tmp_path: Path, jwks_uri: str) -> None:
+    options = {"jwks_uri": None} if jwks_uri == "discovered" else {}
+    async with oauth_scene(tmp_path, **options) as scene:
+        hits = dict(scene.server.hits)
+    # the issuer is a bare origin: its metadata says how it spells it (and, without jwksUri, where its keys are)
+    assert hits["/.well-known/oauth-authorization-server"] == 1
+    assert hits.get("/.well-known/openid-configuration", 0) == (1 if jwks_uri == "discovered" else 0)
+    assert hits["/jwks.json"] == 1
+
+
 async def test_an_issuer_whose_metadata_names_no_keys_does_not_start_a_gateway() -> None:
     async def elsewhere(request: Any) -> Any:
         return JSONResponse({"issuer": "https://someone-else.example.com", "jwks_uri": "https://x.example.com/j"})

@@ -51,7 +51,8 @@ async def introspecting(folder: Path, clock: Clock, **options: Any) -> AsyncIter
     async with running_auth_server(server, certs) as issuer:
         client_id, secret = server.introspector
         endpoint = Introspection(url=issuer + INTROSPECT, client_id=client_id, client_secret=secret)
-        settings = OAuthSettings(issuer=issuer, resource=RESOURCE, introspection=endpoint, verify=certs.trust, **options)
+        fields: dict[str, Any] = {"issuer": issuer, "resource": RESOURCE, "introspection": endpoint}
+        settings = OAuthSettings(**fields, verify=certs.trust, **options)
         yield server, TokenChecker(settings, clock=clock)
 
 
