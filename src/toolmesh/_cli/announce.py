@@ -19,6 +19,7 @@ from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._observe.prometheus import METRICS_PATH, PrometheusMetrics
 from toolmesh._rows.rows import McpEntry
 from toolmesh._state.errors import redact_url
+from toolmesh.gateway._auth.resource import ResourceServer
 from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.observing import MetricsSettings
@@ -65,10 +66,12 @@ async def serve_catalog(
     sizes: dict[str, int],
     responses: ResponsesSettings | None,
     listening: Callable[[str], None] | None = None,
+    resource_server: ResourceServer | None = None,
 ) -> None:
     """Serve over stdio (``http`` None) or HTTP (with the Responses endpoint) until stdin ends or cancelled.
 
-    ``listening(base_url)`` is called once the HTTP socket listens (after the announcement).
+    ``listening(base_url)`` is called once the HTTP socket listens (after the announcement);
+    ``resource_server`` is the primed OAuth resource server of ``http.oauth``.
     """
     if http is None:
         note(catalog_line(registry, sizes))
@@ -92,7 +95,7 @@ async def serve_catalog(
                 listening(base)
 
         try:
-            await gateway.serve_http(http, on_ready=ready, responses=endpoint)
+            await gateway.serve_http(http, on_ready=ready, responses=endpoint, resource_server=resource_server)
         except OSError as exc:
             raise ConfigurationError(
                 f"cannot listen on {http.host}:{http.port} ({exc.strerror or exc}); "

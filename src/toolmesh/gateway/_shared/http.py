@@ -44,6 +44,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolmesh._context.identity import Identity
+from toolmesh._core.errors import ConfigurationError
 from toolmesh.gateway._auth.refusals import InsufficientScope, InvalidRequest, InvalidToken, MissingToken, Refusal
 from toolmesh.gateway._auth.resource import METADATA_PATH, ResourceServer
 from toolmesh.gateway._config.http_settings import BearerToken, HttpSettings, is_loopback
@@ -135,12 +136,19 @@ class ClosesUnreadBody:
 class Guard:
     """Routing, Host/Origin checks and bearer tokens in front of the profiles' session managers."""
 
-    def __init__(self, settings: HttpSettings, managers: Mapping[str, Endpoint]) -> None:
+    def __init__(
+        self, settings: HttpSettings, managers: Mapping[str, Endpoint], resource: ResourceServer | None = None
+    ) -> None:
         self._settings = settings
         self._managers = managers
         self._security = TransportSecurityMiddleware(security_settings(settings))
-        self.resource = ResourceServer(settings.oauth, settings.path) if settings.oauth is not None else None
-        """The OAuth 2.1 resource server, when the settings accept access tokens."""
+        if resource is None and settings.oauth is not None:
+            resource = ResourceServer(settings.oauth, settings.path)
+        elif resource is not None and resource.settings != settings.oauth:
+            raise ConfigurationError("the OAuth resource server given was made for other OAuth settings")
+        self.resource = resource
+        """The OAuth 2.1 resource server, when the settings accept access tokens (``resource``, when given:
+        one made for ``settings.oauth`` and maybe primed already)."""
         self.endpoints: set[str] = set()
         """Paths besides the profiles' that the guard admits requests to (``/v1/responses``): each has its
         protected resource metadata too."""
@@ -276,14 +284,20 @@ def identity_of(source: Any) -> Identity | None:
     return found if isinstance(found, Identity) else None
 
 
-def build_app(settings: HttpSettings, managers: Mapping[str, Endpoint], lifespan: Lifespan | None) -> Starlette:
+def build_app(
+    settings: HttpSettings,
+    managers: Mapping[str, Endpoint],
+    lifespan: Lifespan | None,
+    resource: ResourceServer | None = None,
+) -> Starlette:
     """The ASGI app serving each profile's session manager as ``settings`` says.
 
     ``lifespan`` runs the managers (and the gateway's fan-out) for the app's lifetime;
     None when the caller runs them itself (``serve_http``, which calls ``prime`` first).
-    With OAuth settings, the lifespan first fetches the issuer's keys (``prime``).
+    With OAuth settings, the lifespan first fetches the issuer's keys (``prime``), unless
+    ``resource`` (the resource server of ``settings.oauth``) fetched them already.
     """
-    guard = Guard(settings, managers)
+    guard = Guard(settings, managers, resource)
     if lifespan is not None and guard.resource is not None:
         lifespan = _primed(guard.resource, lifespan)
     app = Starlette(lifespan=lifespan, middleware=[Middleware(ClosesUnreadBody)])
