@@ -28,6 +28,7 @@ from toolmesh.gateway._config.state_settings import is_shared
 from toolmesh.gateway._mcp_face.gateway import McpGateway
 from toolmesh.gateway._mcp_face.lifecycle import serve
 from toolmesh.gateway._responses.settings import ResponsesSettings
+from toolmesh.gateway._shared.http import HostChecked, security_settings
 
 from .app import console, note
 
@@ -183,8 +184,17 @@ async def with_metrics(
         raise
 
 
-async def serve_metrics(prometheus: PrometheusMetrics, settings: MetricsSettings, stdio: bool) -> None:
+async def serve_metrics(
+    prometheus: PrometheusMetrics,
+    settings: MetricsSettings,
+    stdio: bool,
+    listening: Callable[[str], None] | None = None,
+) -> None:
     """Serve the Prometheus scrape endpoint on its own listener until cancelled, and say where.
+
+    The listener takes requests whose ``Host`` is its own (loopback, its host, or one of
+    ``settings.allowed_hosts``), as the gateway's endpoints do (DNS rebinding); ``listening(base_url)``
+    is called once it listens.
 
     Raises:
         ConfigurationError: when its address cannot be bound.
@@ -198,9 +208,13 @@ async def serve_metrics(prometheus: PrometheusMetrics, settings: MetricsSettings
         else:
             console.print(Text(line), soft_wrap=True, highlight=False)
             sys.stdout.flush()
+        if listening is not None:
+            listening(base)
 
+    app = prometheus.app()
+    app.add_middleware(HostChecked, security=security_settings(host, settings.allowed_hosts))
     try:
-        await serve(prometheus.app(), None, host, settings.prometheus_port, ready)
+        await serve(app, None, host, settings.prometheus_port, ready)
     except OSError as exc:
         raise ConfigurationError(
             f"cannot listen on {host}:{settings.prometheus_port} for metrics ({exc.strerror or exc}); "

@@ -118,6 +118,7 @@ class PrometheusKeys(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = Field(9464, ge=0, le=65535)
+    allowed_hosts: list[str] = Field(default_factory=list, alias="allowedHosts")
 
 
 class MetricsKeys(BaseModel):

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol
 
@@ -55,12 +55,14 @@ __all__ = [
     "ClosesUnreadBody",
     "Endpoint",
     "Guard",
+    "HostChecked",
     "HttpSettings",
     "Lifespan",
     "build_app",
     "identity_of",
     "is_loopback",
     "prime",
+    "security_settings",
 ]
 
 IDENTITY_KEY = "toolmesh.identity"
@@ -78,18 +80,43 @@ class Endpoint(Protocol):
     async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None: ...
 
 
-def security_settings(settings: HttpSettings) -> TransportSecuritySettings:
-    """The SDK's DNS-rebinding settings for these HTTP settings."""
-    bound = f"[{settings.host}]" if ":" in settings.host else settings.host
+def security_settings(
+    host: str, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = ()
+) -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding settings of a listener bound to ``host``: a ``Host`` header naming loopback,
+    ``host`` or one of ``allowed_hosts`` (``name:*``: any port), and an ``Origin`` that is loopback or one of
+    ``allowed_origins``, are accepted."""
+    bound = f"[{host}]" if ":" in host else host
     names = dict.fromkeys((*_LOOPBACK_HOSTS, bound))
     hosts = [pattern for name in names for pattern in (name, f"{name}:*")]
     origins = [f"{scheme}://{name}:*" for name in _LOOPBACK_HOSTS for scheme in ("http", "https")]
     origins += [f"{scheme}://{name}" for name in _LOOPBACK_HOSTS for scheme in ("http", "https")]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=[*hosts, *settings.allowed_hosts],
-        allowed_origins=[*origins, *settings.allowed_origins],
+        allowed_hosts=[*hosts, *allowed_hosts],
+        allowed_origins=[*origins, *allowed_origins],
     )
+
+
+class HostChecked:
+    """ASGI middleware: the gateway's DNS-rebinding check (``security_settings``) in front of another listener's app.
+
+    A request whose ``Host`` is not the listener's is 421 and one with a foreign ``Origin`` 403 (the SDK's
+    ``TransportSecurityMiddleware`` answers), before ``app`` sees it: a web page whose name an attacker
+    made resolve to 127.0.0.1 cannot read a loopback listener (the Prometheus scrape endpoint).
+    """
+
+    def __init__(self, app: ASGIApp, security: TransportSecuritySettings) -> None:
+        self.app = app
+        self._security = TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = await self._security.validate_request(Request(scope, receive), is_post=False)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _json_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
@@ -141,7 +168,9 @@ class Guard:
     ) -> None:
         self._settings = settings
         self._managers = managers
-        self._security = TransportSecurityMiddleware(security_settings(settings))
+        self._security = TransportSecurityMiddleware(
+            security_settings(settings.host, settings.allowed_hosts, settings.allowed_origins)
+        )
         if resource is None and settings.oauth is not None:
             resource = ResourceServer(settings.oauth, settings.path)
         elif resource is not None and resource.settings != settings.oauth:
