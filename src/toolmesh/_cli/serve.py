@@ -32,7 +32,6 @@ from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._rows.rows import McpEntry
 from toolmesh.gateway._auth.resource import ResourceServer
 from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
-from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.oauth_settings import OAuthSettings
 from toolmesh.gateway._config.observing import observing
 from toolmesh.gateway._config.profiles import DEFAULT_PROFILE, Profile
@@ -250,7 +249,7 @@ async def _check_oauth(settings: OAuthSettings, path: str) -> _Outcome:
     """The ``oauth`` line: the extra is installed and the issuer's keys are fetched, as ``serve`` needs to start."""
     started = time.perf_counter()
     try:
-        await ResourceServer(settings, path).prime()
+        await ResourceServer.primed(settings, path)
     except ConfigurationError as exc:
         return _Outcome("oauth", time.perf_counter() - started, error=str(exc))
     source = f"signing keys from {settings.jwks_uri}" if settings.jwks_uri else "introspection only"
@@ -379,7 +378,8 @@ def serve(
     sources = Sources([], gateway_config.servers, skip_failures=skip_failures, server_stderr=server_stderr)
 
     async def work(log_path: str | None) -> bool:
-        checker = await _tokens_checked(http)  # before anything starts: a bad issuer fails at once
+        oauth = http.oauth if http is not None else None  # checked before anything starts: a bad issuer fails at once
+        checker = await ResourceServer.primed(oauth, settings.path) if oauth is not None else None
         with contextlib.redirect_stdout(sys.stderr) if stdio else contextlib.nullcontext():
             registry = gateway_config.registry()  # a module printing as it loads must not break stdio
         async with await open_shared_state(settings) as shared, registry:
@@ -420,19 +420,6 @@ def serve(
 
     run_guarded(sources, work, stop_signals=(signal.SIGINT, signal.SIGTERM), first=_STOPPING, loop_options=fast_loop())
     note("stopped: the client sessions, the upstream sessions and the servers' processes are closed")
-
-
-async def _tokens_checked(http: HttpSettings | None) -> ResourceServer | None:
-    """The gateway's OAuth resource server, with the issuer's metadata and keys fetched (None without OAuth).
-
-    Raises:
-        ConfigurationError: naming the issuer, when they cannot be fetched.
-    """
-    if http is None or http.oauth is None:
-        return None
-    resource = ResourceServer(http.oauth, http.path)
-    await resource.prime()
-    return resource
 
 
 def _with_state(settings: ServeSettings, state: str | None, **given: Any) -> ServeSettings:

@@ -77,6 +77,17 @@ class ResourceServer:
                 self._audiences[path] = found
         return found
 
+    @classmethod
+    async def primed(cls, settings: OAuthSettings, path: str) -> ResourceServer:
+        """A resource server for ``settings`` (served at ``path``), primed: ready to check tokens.
+
+        Raises:
+            ConfigurationError: as ``prime``, or when the ``oauth`` extra is missing.
+        """
+        resource = cls(settings, path)
+        await resource.prime()
+        return resource
+
     async def prime(self) -> None:
         """Read what checking tokens needs, once (later calls do nothing): the issuer's metadata, when its keys'
         URL or its spelling come from there, then its keys. A gateway that could check no token does not start.
