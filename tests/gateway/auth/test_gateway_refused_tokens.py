@@ -15,20 +15,13 @@ import httpx2
 
 from _authserver import AuthServer, running_auth_server, tls
 from _gateway import serving
-from _oauth_gateway import USERS, oauth_scene, whoami_registry
+from _oauth_gateway import USERS, oauth_scene, post_init, whoami_registry
 from toolmesh._context.identity import Identity
 from toolmesh.gateway import HttpSettings, Introspection, McpGateway, OAuthSettings
 from toolmesh.gateway._auth.refusals import InvalidToken
 from toolmesh.gateway._auth.remembered import Remembered
 from toolmesh.gateway._auth.tokens import TokenChecker
 
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
 RESOURCE = "http://127.0.0.1:1/mcp"
 INTROSPECT = "/introspect"
 
@@ -76,8 +69,7 @@ async def test_a_refused_opaque_token_sent_again_is_not_introspected_again(tmp_p
         ):
             answers = []
             for token in ["opaque-revoked"] * 5 + ["opaque-unknown"] * 5:
-                headers = {**ACCEPT, "Authorization": f"Bearer {token}"}
-                answers.append(await http.post(url + "/mcp", json=INIT, headers=headers))
+                answers.append(await post_init(http, url + "/mcp", token))
     assert [a.status_code for a in answers] == [401] * 10
     assert {a.json()["error_description"] for a in answers} == {"the token is not active"}
     assert first.server.hits[INTROSPECT] == 2  # one per distinct token, not one per request
