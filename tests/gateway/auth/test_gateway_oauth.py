@@ -24,6 +24,7 @@ from _responses import Reply, ScriptedUpstream, calc_server, serve_asgi
 from toolmesh import ConfigurationError, McpServer, ToolRegistry
 from toolmesh.gateway import HttpSettings, McpGateway, OAuthSettings, ResponsesEndpoint, ResponsesSettings
 from toolmesh.gateway._auth.resource import ResourceServer
+from toolmesh.gateway._shared.http import Guard
 from toolmesh.hooks import AuditLog, audit_file_handler
 
 
@@ -92,6 +93,14 @@ def test_the_metadata_names_the_issuer_exactly_as_configured(issuer: str) -> Non
     document = json.loads(bytes(ResourceServer(settings, "/mcp").metadata("").body))
     assert document["authorization_servers"] == [issuer]
     assert document["resource"] == "https://tools.example.com/mcp"
+
+
+def test_a_resource_server_made_for_other_oauth_settings_is_refused() -> None:
+    made = OAuthSettings(issuer="https://as.example.com", resource="https://tools.example.com/mcp", jwks_uri=None)
+    other = OAuthSettings(issuer="https://other.example.com", resource="https://tools.example.com/mcp")
+    with pytest.raises(ConfigurationError, match="other OAuth settings"):
+        Guard(HttpSettings(oauth=other), {}, ResourceServer(made, "/mcp"))
+    assert Guard(HttpSettings(oauth=made), {}, resource := ResourceServer(made, "/mcp")).resource is resource
 
 
 async def test_keys_rotated_while_serving_are_fetched_once_for_the_new_kid(tmp_path: Path) -> None:
