@@ -14,6 +14,7 @@ import base64
 import secrets
 import ssl
 import time
+from collections import Counter
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlparse
 
+import anyio
 import httpx2
 import trustme
 from joserfc import jwt
@@ -35,7 +37,7 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
-from starlette.types import Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from _responses import serve_asgi
 
@@ -90,6 +92,13 @@ class AuthServer:
     """Opaque access tokens -> their introspection answer (RFC 7662), for ``/introspect``."""
     introspector: tuple[str, str] = ("gateway", "gateway-secret-0123456789")
     """The client id and secret ``/introspect`` takes (HTTP Basic)."""
+    introspection_down: bool = False
+    """``/introspect`` answers 503 (the authorization server is failing) while set."""
+    introspection_held: anyio.Event | None = None
+    """When given, ``/introspect`` waits for it before answering (and sets ``introspection_waiting``)."""
+    introspection_waiting: anyio.Event | None = None
+    hits: Counter[str] = field(default_factory=Counter)
+    """Requests received, by path (``/introspect``, ``/.well-known/oauth-authorization-server``, ...)."""
 
     def mint(self, claims: dict[str, Any] | None = None, *, key: RSAKey | None = None, **header: Any) -> str:
         """A JWT signed by ``key`` (the signing key) with default claims overridden by ``claims`` (None drops one)."""
@@ -162,12 +171,18 @@ class AuthServer:
 
     # -- the app ---------------------------------------------------------------
 
-    def app(self) -> Starlette:
+    def app(self) -> ASGIApp:
         async def jwks(request: Request) -> Response:
             self.jwks_fetches += 1
             return JSONResponse({"keys": [key.as_dict(private=False) for key in self.keys]})
 
         async def introspect(request: Request) -> Response:
+            if self.introspection_held is not None:
+                if self.introspection_waiting is not None:
+                    self.introspection_waiting.set()
+                await self.introspection_held.wait()
+            if self.introspection_down:
+                return JSONResponse({"error": "temporarily_unavailable"}, status_code=503)
             expected = "Basic " + base64.b64encode(":".join(self.introspector).encode()).decode()
             if request.headers.get("authorization") != expected:
                 return JSONResponse({"error": "invalid_client"}, status_code=401)
@@ -185,7 +200,14 @@ class AuthServer:
             Route("/introspect", introspect, methods=["POST"]),
             Route("/.well-known/openid-configuration", openid),
         ]
-        return Starlette(routes=[*routes, *extra])
+        app = Starlette(routes=[*routes, *extra])
+
+        async def counted(scope: Scope, receive: Receive, send: Send) -> None:
+            if scope["type"] == "http":
+                self.hits[scope["path"]] += 1
+            await app(scope, receive, send)
+
+        return counted
 
 
 class _Later:

@@ -9,13 +9,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import httpx2
+
 from _authserver import AuthServer, Tls, running_auth_server, tls
 from _gateway import serving
 from toolmesh import ToolContext, ToolRegistry, tool
 from toolmesh.gateway import AccessRule, HttpSettings, McpGateway, OAuthSettings
 
-__all__ = ["OAuthScene", "free_port", "oauth_scene", "whoami_registry"]
+__all__ = ["ACCEPT", "INIT", "OAuthScene", "free_port", "oauth_scene", "post_init", "whoami_registry"]
 
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+"""Headers and body of a Streamable HTTP ``initialize`` request: what a client sends first, with its token."""
 USERS = {"alice": {"mcp", "tools:admin", "tools:read"}, "bob": {"mcp", "tools:read"}}
 
 
@@ -52,6 +62,11 @@ class OAuthScene:
     @property
     def resource(self) -> str:
         return self.url + "/mcp"
+
+
+async def post_init(http: httpx2.AsyncClient, url: str, token: str) -> httpx2.Response:
+    """An ``initialize`` request to ``url`` carrying ``token`` as its bearer token."""
+    return await http.post(url, json=INIT, headers={**ACCEPT, "Authorization": f"Bearer {token}"})
 
 
 def free_port() -> int:

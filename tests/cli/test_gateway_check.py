@@ -111,7 +111,8 @@ def test_oauth_keys_that_cannot_be_fetched_fail_the_check_as_they_would_stop_ser
     path.write_text(json.dumps({"native": [f"{EXAMPLES / 'tools.py'}:registry"], "serve": {"auth": {"oauth": oauth}}}))
     done = CliRunner().invoke(app, ["check", "-c", str(path)])
     assert done.exit_code == 1, done.output
-    assert re.search(r"✗ oauth +failed: the gateway cannot check access tokens: .*could not be reached", done.stdout)
+    said = r"✗ oauth +failed: the gateway cannot check access tokens of the issuer http://127.0.0.1:9: "
+    assert re.search(said + ".*could not be reached", done.stdout)
     assert "jwksUri" in done.stdout and "1 failed: oauth" in done.stderr
 
 
@@ -125,3 +126,25 @@ def test_check_says_which_profiles_are_in_search_mode(tmp_path: Path) -> None:
     done = CliRunner().invoke(app, ["check", "--config", str(path)])
     assert done.exit_code == 0, done.output
     assert "profiles: default (4 tools), lean (4 tools, in search mode)" in done.stdout, done.stdout
+
+
+def test_serve_with_an_issuer_it_cannot_read_exits_2_before_starting_any_server(tmp_path: Path) -> None:
+    started = tmp_path / "started"
+    server = tmp_path / "server.py"
+    server.write_text(
+        f"import pathlib, runpy\npathlib.Path({str(started)!r}).touch()\n"
+        f"runpy.run_path({str(EXAMPLES / 'notes_server.py')!r}, run_name='__main__')\n",
+        encoding="utf-8",
+    )
+    oauth = {"issuer": "http://127.0.0.1:9", "resource": "http://127.0.0.1:8765/mcp", "fetchTimeoutSeconds": 2}
+    config = {
+        "mcpServers": {"notes": {"command": sys.executable, "args": [str(server)]}},
+        "serve": {"auth": {"oauth": oauth}},
+    }
+    path = tmp_path / "toolmesh.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    done = CliRunner().invoke(app, ["serve", "-c", str(path), "--port", "0"])
+    assert done.exit_code == 2, done.output
+    assert "the gateway cannot check access tokens of the issuer http://127.0.0.1:9:" in done.stderr
+    assert "could not be reached" in done.stderr
+    assert not started.exists()  # the upstream server was never started

@@ -125,6 +125,27 @@ async def test_the_arguments_are_hashed_only_unless_asked(audit_logger: tuple[lo
     assert line["arguments_sha256"] == hashlib.sha256(b'{"a":40,"b":2}').hexdigest()
 
 
+async def test_a_jwt_in_the_arguments_is_starred_out_before_it_is_written_or_hashed(
+    audit_logger: tuple[logging.Logger, Lines],
+) -> None:
+    logger, lines = audit_logger
+    token = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLWJ5dGVz"
+    async with ToolRegistry() as registry:
+
+        @registry.tool
+        async def note(text: str, ref: str) -> str:
+            """Keep a note."""
+            return text
+
+        calls = [call("c1", "note", text=f"use Bearer {token} for it", ref="eyJ-not-a-token")]
+        await run_tool_calls(registry, calls, hooks=[AuditLog(logger, include_arguments=True)])
+    (line,) = lines.records()
+    written = '{"ref":"eyJ-not-a-token","text":"use Bearer *** for it"}'
+    assert line["arguments"] == written
+    assert line["arguments_sha256"] == hashlib.sha256(written.encode()).hexdigest()
+    assert token not in lines.lines[0] and token.split(".")[1] not in lines.lines[0]
+
+
 async def test_a_call_cancelled_while_it_runs_is_recorded_as_cancelled(
     audit_logger: tuple[logging.Logger, Lines],
 ) -> None:

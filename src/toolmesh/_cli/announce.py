@@ -19,6 +19,7 @@ from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._observe.prometheus import METRICS_PATH, PrometheusMetrics
 from toolmesh._rows.rows import McpEntry
 from toolmesh._state.errors import redact_url
+from toolmesh.gateway._auth.resource import ResourceServer
 from toolmesh.gateway._config.config import GatewayConfig, ServeSettings
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._config.observing import MetricsSettings
@@ -27,6 +28,7 @@ from toolmesh.gateway._config.state_settings import is_shared
 from toolmesh.gateway._mcp_face.gateway import McpGateway
 from toolmesh.gateway._mcp_face.lifecycle import serve
 from toolmesh.gateway._responses.settings import ResponsesSettings
+from toolmesh.gateway._shared.http import HostChecked, security_settings
 
 from .app import console, note
 
@@ -65,10 +67,12 @@ async def serve_catalog(
     sizes: dict[str, int],
     responses: ResponsesSettings | None,
     listening: Callable[[str], None] | None = None,
+    resource_server: ResourceServer | None = None,
 ) -> None:
     """Serve over stdio (``http`` None) or HTTP (with the Responses endpoint) until stdin ends or cancelled.
 
-    ``listening(base_url)`` is called once the HTTP socket listens (after the announcement).
+    ``listening(base_url)`` is called once the HTTP socket listens (after the announcement);
+    ``resource_server`` is the primed OAuth resource server of ``http.oauth``.
     """
     if http is None:
         note(catalog_line(registry, sizes))
@@ -92,7 +96,7 @@ async def serve_catalog(
                 listening(base)
 
         try:
-            await gateway.serve_http(http, on_ready=ready, responses=endpoint)
+            await gateway.serve_http(http, on_ready=ready, responses=endpoint, resource_server=resource_server)
         except OSError as exc:
             raise ConfigurationError(
                 f"cannot listen on {http.host}:{http.port} ({exc.strerror or exc}); "
@@ -183,8 +187,17 @@ async def with_metrics(
         raise
 
 
-async def serve_metrics(prometheus: PrometheusMetrics, settings: MetricsSettings, stdio: bool) -> None:
+async def serve_metrics(
+    prometheus: PrometheusMetrics,
+    settings: MetricsSettings,
+    stdio: bool,
+    listening: Callable[[str], None] | None = None,
+) -> None:
     """Serve the Prometheus scrape endpoint on its own listener until cancelled, and say where.
+
+    The listener takes requests whose ``Host`` is its own (loopback, its host, or one of
+    ``settings.allowed_hosts``), as the gateway's endpoints do (DNS rebinding); ``listening(base_url)``
+    is called once it listens.
 
     Raises:
         ConfigurationError: when its address cannot be bound.
@@ -198,9 +211,13 @@ async def serve_metrics(prometheus: PrometheusMetrics, settings: MetricsSettings
         else:
             console.print(Text(line), soft_wrap=True, highlight=False)
             sys.stdout.flush()
+        if listening is not None:
+            listening(base)
 
+    app = prometheus.app()
+    app.add_middleware(HostChecked, security=security_settings(host, settings.allowed_hosts))
     try:
-        await serve(prometheus.app(), None, host, settings.prometheus_port, ready)
+        await serve(app, None, host, settings.prometheus_port, ready)
     except OSError as exc:
         raise ConfigurationError(
             f"cannot listen on {host}:{settings.prometheus_port} for metrics ({exc.strerror or exc}); "

@@ -251,7 +251,7 @@ async def _check_oauth(settings: OAuthSettings, path: str) -> _Outcome:
     """The ``oauth`` line: the extra is installed and the issuer's keys are fetched, as ``serve`` needs to start."""
     started = time.perf_counter()
     try:
-        await ResourceServer(settings, path).prime()
+        await ResourceServer.primed(settings, path)
     except ConfigurationError as exc:
         return _Outcome("oauth", time.perf_counter() - started, error=str(exc))
     source = f"signing keys from {settings.jwks_uri}" if settings.jwks_uri else "introspection only"
@@ -386,6 +386,8 @@ def serve(
     sources = Sources([], gateway_config.servers, skip_failures=skip_failures, server_stderr=server_stderr)
 
     async def work(log_path: str | None) -> bool:
+        oauth = http.oauth if http is not None else None  # checked before anything starts: a bad issuer fails at once
+        checker = await ResourceServer.primed(oauth, settings.path) if oauth is not None else None
         with contextlib.redirect_stdout(sys.stderr) if stdio else contextlib.nullcontext():
             registry = gateway_config.registry()  # a module printing as it loads must not break stdio
         async with await open_shared_state(settings) as shared, registry:
@@ -414,7 +416,7 @@ def serve(
 
                     async def serving(listening: Callable[[str], None] | None) -> None:
                         catalog = serve_catalog(
-                            gateway, http, settings, gateway_config, registry, sizes, responses, listening
+                            gateway, http, settings, gateway_config, registry, sizes, responses, listening, checker
                         )
                         if observed.prometheus is None or settings.metrics is None:
                             await catalog

@@ -9,8 +9,9 @@ Errors' messages and results' texts are never written.
 Secrets: before a line is made, every configured secret toolmesh knows is starred out of
 it (the secrets of the connected servers, which the telemetry guard holds: header and
 ``env`` values, URL tokens, flagged ``args``, sent credentials; plus ``secrets`` given
-here, such as the gateway's own bearer tokens). The arguments are hashed after that, so
-the hash of arguments holding a secret cannot be checked against a guess of it.
+here, such as the gateway's own bearer tokens), and so is every string shaped like a JWT
+(an access token a model copied into a tool's arguments). The arguments are hashed after
+that, so the hash of arguments holding a secret cannot be checked against a guess of it.
 
 Rotation is the logging setup's: ``audit_file_handler`` gives a ``WatchedFileHandler``,
 which reopens its file when logrotate moved it.
@@ -35,7 +36,8 @@ from .record import CallRecord
 
 __all__ = ["AUDIT_LOGGER", "AuditLog", "audit_file_handler", "audit_line"]
 
-NO_SECRETS = Secrets()
+ONLY_JWTS = Secrets(jwts=True)
+"""What an audit line stars out besides the telemetry guard's secrets when it is given none."""
 AUDIT_LOGGER = "toolmesh.audit"
 """The logger audit lines go to unless another is given."""
 
@@ -53,7 +55,8 @@ class AuditLog(CallObserver):
             it is not enabled for INFO.
         include_arguments: Write the arguments too (secrets starred out), not only their hash.
         secrets: More strings to star out besides the connected servers' (the gateway's
-            bearer tokens, say); values shorter than 8 characters are not secrets.
+            bearer tokens, say); values shorter than 8 characters are not secrets. Strings
+            shaped like a JWT are starred out whatever is given.
         rows: As ``CallObserver``: where a refused call's row is found (``registry.get``).
         profile: As ``CallObserver``.
     """
@@ -72,7 +75,7 @@ class AuditLog(CallObserver):
         """Where the lines go."""
         self.include_arguments = include_arguments
         """Whether the arguments themselves are written."""
-        self._secrets = Secrets.from_values(secrets)
+        self._secrets = Secrets.from_values(secrets, jwts=True)
 
     def __repr__(self) -> str:
         return f"AuditLog({self.logger.name!r}, include_arguments={self.include_arguments!r})"
@@ -85,7 +88,7 @@ class AuditLog(CallObserver):
         self.logger.info("%s", audit_line(record, self._secrets, include_arguments=self.include_arguments))
 
 
-def audit_line(record: CallRecord, secrets: Secrets = NO_SECRETS, *, include_arguments: bool = False) -> str:
+def audit_line(record: CallRecord, secrets: Secrets = ONLY_JWTS, *, include_arguments: bool = False) -> str:
     """The JSON line of one call, with the known secrets starred out (``secrets`` and the telemetry guard's)."""
     held = TELEMETRY_GUARD.secrets
     arguments = _clean(_clean(record.arguments, held), secrets)

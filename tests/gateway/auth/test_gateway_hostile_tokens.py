@@ -21,24 +21,12 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from _gateway import serving
-from _oauth_gateway import oauth_scene, whoami_registry
+from _oauth_gateway import ACCEPT, INIT, oauth_scene, post_init, whoami_registry
 from _responses import serve_asgi
 from toolmesh import ConfigurationError
 from toolmesh.gateway import BearerToken, HttpSettings, Introspection, McpGateway, OAuthSettings
 from toolmesh.gateway._auth.jwks import SigningKeys
 from toolmesh.gateway._auth.refusals import InvalidToken
-
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-
-
-async def _post(http: httpx2.AsyncClient, url: str, token: str) -> httpx2.Response:
-    return await http.post(url, json=INIT, headers={**ACCEPT, "Authorization": f"Bearer {token}"})
 
 
 def _b64(data: bytes) -> str:
@@ -207,14 +195,14 @@ async def test_opaque_tokens_are_checked_by_introspection(tmp_path: Path) -> Non
             httpx2.AsyncClient(timeout=60) as http,
         ):
             tokens = [*first.server.opaque, "opaque-unknown"]
-            statuses = {token: (await _post(http, url + "/mcp", token)).status_code for token in tokens}
+            statuses = {token: (await post_init(http, url + "/mcp", token)).status_code for token in tokens}
         endpoint_down = dataclasses.replace(endpoint, url="http://127.0.0.1:9/introspect")
         down = dataclasses.replace(settings, introspection=endpoint_down)
         async with (
             serving(McpGateway(whoami_registry()), HttpSettings(port=0, oauth=down)) as url,
             httpx2.AsyncClient(timeout=60) as http,
         ):
-            unreachable = await _post(http, url + "/mcp", "opaque-good")
+            unreachable = await post_init(http, url + "/mcp", "opaque-good")
     assert statuses == {
         "opaque-good": 200,
         "opaque-no-aud": 200,  # the authorization server vouched for it without naming an audience

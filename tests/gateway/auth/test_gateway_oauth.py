@@ -19,20 +19,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from _authserver import oauth_client
-from _oauth_gateway import OAuthScene, oauth_scene, whoami_registry
+from _oauth_gateway import ACCEPT, INIT, OAuthScene, oauth_scene, whoami_registry
 from _responses import Reply, ScriptedUpstream, calc_server, serve_asgi
 from toolmesh import ConfigurationError, McpServer, ToolRegistry
 from toolmesh.gateway import HttpSettings, McpGateway, OAuthSettings, ResponsesEndpoint, ResponsesSettings
 from toolmesh.gateway._auth.resource import ResourceServer
+from toolmesh.gateway._shared.http import Guard
 from toolmesh.hooks import AuditLog, audit_file_handler
-
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
 
 
 def _client(scene: OAuthScene, path: str, provider: OAuthClientProvider | None = None) -> mcp.Client:
@@ -100,6 +93,14 @@ def test_the_metadata_names_the_issuer_exactly_as_configured(issuer: str) -> Non
     document = json.loads(bytes(ResourceServer(settings, "/mcp").metadata("").body))
     assert document["authorization_servers"] == [issuer]
     assert document["resource"] == "https://tools.example.com/mcp"
+
+
+def test_a_resource_server_made_for_other_oauth_settings_is_refused() -> None:
+    made = OAuthSettings(issuer="https://as.example.com", resource="https://tools.example.com/mcp", jwks_uri=None)
+    other = OAuthSettings(issuer="https://other.example.com", resource="https://tools.example.com/mcp")
+    with pytest.raises(ConfigurationError, match="other OAuth settings"):
+        Guard(HttpSettings(oauth=other), {}, ResourceServer(made, "/mcp"))
+    assert Guard(HttpSettings(oauth=made), {}, resource := ResourceServer(made, "/mcp")).resource is resource
 
 
 async def test_keys_rotated_while_serving_are_fetched_once_for_the_new_kid(tmp_path: Path) -> None:
@@ -237,6 +238,17 @@ async def test_without_jwks_uri_the_keys_are_found_in_the_issuers_metadata(tmp_p
             answer = (await client.call_tool("whoami", {})).content[0]
     assert answer.text == "alice mcp tools:admin"  # type: ignore[union-attr]
     assert scene.server.jwks_fetches >= 1  # RFC 8414 metadata names no jwks_uri here; OpenID discovery does
+
+
+@pytest.mark.parametrize("jwks_uri", ["configured", "discovered"])
+async def test_a_starting_gateway_reads_the_issuers_metadata_and_keys_once(tmp_path: Path, jwks_uri: str) -> None:
+    options = {"jwks_uri": None} if jwks_uri == "discovered" else {}
+    async with oauth_scene(tmp_path, **options) as scene:
+        hits = dict(scene.server.hits)
+    # the issuer is a bare origin: its metadata says how it spells it (and, without jwksUri, where its keys are)
+    assert hits["/.well-known/oauth-authorization-server"] == 1
+    assert hits.get("/.well-known/openid-configuration", 0) == (1 if jwks_uri == "discovered" else 0)
+    assert hits["/jwks.json"] == 1
 
 
 async def test_an_issuer_whose_metadata_names_no_keys_does_not_start_a_gateway() -> None:

@@ -59,6 +59,8 @@ async def test_toolmesh_serve_takes_access_tokens_and_applies_caller_rules(tmp_p
                     if "stop with Ctrl-C" in seen:
                         break
             assert f"auth: OAuth access tokens of {issuer}" in seen
+            # fetched before the upstream servers start, and not again when the gateway listens
+            assert server.hits["/.well-known/oauth-authorization-server"] == 1 and server.hits["/jwks.json"] == 1
             url = f"http://127.0.0.1:{port}/mcp"
             http = httpx2.AsyncClient(auth=oauth_client(url, certs.trust), verify=certs.trust, timeout=60)
             async with mcp.Client(streamable_http_client(url, http_client=http)) as client:

@@ -27,6 +27,10 @@ def test_audit_and_metrics_load_with_paths_from_the_config_folder(tmp_path: Path
     assert config.serve.metrics == MetricsSettings("127.0.0.1", 9100)
     assert _load(tmp_path, {"audit": {"file": "-", "arguments": True}}).serve.audit == AuditSettings(None, True)
     assert _load(tmp_path, {"metrics": {}}).serve.metrics == MetricsSettings(None)
+    listed = {"prometheus": {"host": "0.0.0.0", "allowedHosts": ["metrics.internal:*"]}}
+    assert _load(tmp_path, {"metrics": listed}).serve.metrics == MetricsSettings(
+        "0.0.0.0", 9464, ("metrics.internal:*",)
+    )
     plain = _load(tmp_path, {})
     assert (plain.serve.audit, plain.serve.metrics) == (None, None)
 

@@ -122,6 +122,23 @@ def test_redact_replaces_every_form_and_keeps_text_without_secrets() -> None:
     assert "***" not in repr(secrets) and HEADER_TOKEN not in repr(secrets)
 
 
+@pytest.mark.parametrize(
+    ("text", "redacted"),
+    [
+        ('{"t":"eyJhbGciOiJSUzI1NiJ9.eyJzdWIiOiJhIn0.c2ln"}', '{"t":"***"}'),
+        ("Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJhIn0. next", "Bearer *** next"),  # unsigned: empty signature
+        ("jwe eyJhbGciOiJSU0EtT0FFUCJ9.a2V5.aXY.Y2lwaGVy.dGFn end", "jwe *** end"),  # five segments
+        ("eyJhbGciOiJSUzI1NiJ9 alone", "eyJhbGciOiJSUzI1NiJ9 alone"),  # one segment: no token
+        ("eyJhbGciOiJSUzI1NiJ9..c2ln", "eyJhbGciOiJSUzI1NiJ9..c2ln"),  # no payload
+        ("xeyJa.eyJb.c and a.eyJa.b.c", "xeyJa.eyJb.c and a.eyJa.b.c"),  # inside a longer word
+    ],
+)
+def test_with_jwts_strings_shaped_like_a_jwt_are_starred_out(text: str, redacted: str) -> None:
+    assert Secrets(jwts=True).redact(text) == redacted
+    assert Secrets(jwts=True).found_in(text) is (text != redacted)
+    assert Secrets().redact(text) == text and not Secrets()
+
+
 def test_basic_credentials_are_secret_decoded_too() -> None:
     import base64
 

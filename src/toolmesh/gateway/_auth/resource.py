@@ -11,11 +11,8 @@ called with the gateway's own credentials (the spec's confused-deputy rule).
 
 from __future__ import annotations
 
-import functools
-from typing import Any
 from urllib.parse import urlsplit
 
-import httpx2
 from mcp.shared.auth import ProtectedResourceMetadata
 from starlette.responses import JSONResponse, Response
 
@@ -23,8 +20,8 @@ from toolmesh._context.identity import Identity
 from toolmesh._core.errors import ConfigurationError
 from toolmesh.gateway._config.oauth_settings import AccessRule, OAuthSettings
 
-from .discovery import discover_jwks
-from .fetch import FetchFailed, fetch_bounded
+from .discovery import discover
+from .fetch import FetchFailed
 from .refusals import InsufficientScope, Refusal
 
 __all__ = ["METADATA_PATH", "ResourceServer"]
@@ -54,6 +51,7 @@ class ResourceServer:
         self._audiences: dict[str, tuple[str, ...]] = {}
         self._rules: dict[str, AccessRule] = {}
         """Each profile's rule, made on first use (profiles are a handful, named by the app's routes)."""
+        self._primed = False
         self.issuer = settings.issuer
         """The issuer as the protected resource metadata names it: as configured, or as the authorization
         server's own metadata spells a bare-origin issuer (``prime``)."""
@@ -79,54 +77,51 @@ class ResourceServer:
                 self._audiences[path] = found
         return found
 
-    async def prime(self) -> None:
-        """Fetch the issuer's keys now, so that a gateway that could check no token does not start.
+    @classmethod
+    async def primed(cls, settings: OAuthSettings, path: str) -> ResourceServer:
+        """A resource server for ``settings`` (served at ``path``), primed: ready to check tokens.
 
         Raises:
-            ConfigurationError: the JWKS is unreachable, slow, too large or holds no signing key.
+            ConfigurationError: as ``prime``, or when the ``oauth`` extra is missing.
         """
-        await self._spell_issuer()
-        if self.checker.keys is None:
+        resource = cls(settings, path)
+        await resource.prime()
+        return resource
+
+    async def prime(self) -> None:
+        """Read what checking tokens needs, once (later calls do nothing): the issuer's metadata, when its keys'
+        URL or its spelling come from there, then its keys. A gateway that could check no token does not start.
+
+        Raises:
+            ConfigurationError: naming the issuer: the JWKS (or the metadata naming it) is unreachable, slow,
+                too large or holds no signing key.
+        """
+        if self._primed:
             return
+        keys = self.checker.keys
+        find_keys = keys is not None and not keys.url
+        bare = urlsplit(self.settings.issuer).path in ("", "/")
         try:
-            if not self.checker.keys.url:
-                self.checker.keys.url = await discover_jwks(self.settings)
-            await self.checker.keys.load()
+            if find_keys or bare:
+                found = await discover(self.settings, jwks=find_keys)
+                if bare and found.issuer is not None:
+                    # Clients compare the issuer of the authorization server's metadata with the one this gateway
+                    # names as strings (RFC 8414 section 3.3), and ``https://as.example.com`` is often configured
+                    # for an ``https://as.example.com/`` issuer, or the other way round.
+                    self.issuer = found.issuer
+                if keys is not None and found.jwks_uri is not None:
+                    keys.url = found.jwks_uri
+            if keys is not None:
+                await keys.load()
         except FetchFailed as exc:
-            metadata = self.settings.issuer.rstrip("/") + "/.well-known/oauth-authorization-server"
+            issuer = self.settings.issuer
+            metadata = issuer.rstrip("/") + "/.well-known/oauth-authorization-server"
             raise ConfigurationError(
-                f"the gateway cannot check access tokens: {exc}. Check the keys' URL (jwksUri; jwks_uri in Python): "
-                f"it is the 'jwks_uri' the issuer's metadata names ({metadata}, or /.well-known/openid-configuration); "
-                "trust a private CA with caFile"
+                f"the gateway cannot check access tokens of the issuer {issuer}: {exc}. Check the issuer's URL and "
+                f"the keys' URL (jwksUri; jwks_uri in Python): it is the 'jwks_uri' the issuer's metadata names "
+                f"({metadata}, or /.well-known/openid-configuration); trust a private CA with caFile"
             ) from None
-
-    async def _spell_issuer(self) -> None:
-        """Publish a bare-origin issuer as the authorization server's metadata spells it, trailing slash or not.
-
-        Clients compare the issuer of the authorization server's metadata with the one this gateway names
-        as strings (RFC 8414 section 3.3), and ``https://as.example.com`` is often configured for an
-        ``https://as.example.com/`` issuer, or the other way round. Best effort: no metadata, no change.
-        """
-        configured = self.settings.issuer
-        if urlsplit(configured).path not in ("", "/"):
-            return
-        bare = configured.rstrip("/")
-        for well_known in ("/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
-            url = bare + well_known
-            try:
-                document = await fetch_bounded(
-                    functools.partial(_get_json, url=url),
-                    verify=self.settings.verify,
-                    seconds=self.settings.fetch_timeout,
-                    max_bytes=self.settings.max_jwks_bytes,
-                    what=f"the metadata at {url}",
-                )
-            except FetchFailed:
-                continue
-            spelt = document.get("issuer") if isinstance(document, dict) else None
-            if isinstance(spelt, str) and spelt.rstrip("/") == bare:
-                self.issuer = spelt
-            return
+        self._primed = True
 
     async def identity(self, token: str, path: str, profile: str) -> Identity:
         """The caller of a request to the endpoint at ``path`` (of ``profile``) with ``token``.
@@ -179,11 +174,6 @@ class ResourceServer:
         return JSONResponse(
             document.model_dump(mode="json", exclude_none=True), headers={"Cache-Control": "public, max-age=300"}
         )
-
-
-def _get_json(client: httpx2.AsyncClient, *, url: str) -> Any:
-    """A streamed GET of ``url`` asking for JSON (for ``fetch_bounded``)."""
-    return client.stream("GET", url, headers={"Accept": "application/json"})
 
 
 def _quoted(text: str) -> str:

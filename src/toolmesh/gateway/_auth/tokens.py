@@ -5,6 +5,11 @@ are), its signature verifies with the issuer's published key, ``iss`` is the iss
 names this resource (RFC 8707), ``exp`` is in the future and ``nbf``/``iat`` are not (within
 the leeway). An opaque token (one that is not a JWT) is sent to the RFC 7662 introspection
 endpoint, when there is one, and must come back ``active`` for this resource.
+
+What was learnt is remembered by the token's SHA-256 (never the token), in bounded maps: a
+valid token until it expires (at most ``cache_seconds``), an opaque token the authorization
+server refused for ``refused_cache_seconds``. Requests carrying the same opaque token at
+once share one introspection.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+import anyio
 from joserfc import jwt
 from joserfc.errors import BadSignatureError, ExpiredTokenError, InvalidClaimError, JoseError, MissingClaimError
 from joserfc.jwt import JWTClaimsRegistry
@@ -27,12 +33,18 @@ from toolmesh.gateway._config.oauth_settings import Introspection, OAuthSettings
 from .fetch import FetchFailed, fetch_bounded
 from .jwks import SigningKeys
 from .refusals import InvalidToken
+from .remembered import Remembered
 
 __all__ = ["TokenChecker"]
+
+_Key = tuple[bytes, tuple[str, ...]]
+"""A token's SHA-256 and the audiences it was checked for."""
 
 _MAX_HEADER_DEPTH = 4
 _MAX_CACHED = 4096
 """Valid tokens remembered at most (the oldest go first)."""
+_MAX_REFUSED = 4096
+"""Refused opaque tokens remembered at most (the oldest go first): a flood of distinct ones grows nothing."""
 _CLAIM_WORDS = {
     "iss": "was issued by another authorization server",
     "aud": "is not meant for this resource (its audience)",
@@ -49,8 +61,12 @@ class TokenChecker:
     def __init__(self, settings: OAuthSettings, *, clock: Callable[[], float] = time.time) -> None:
         self.settings = settings
         self._clock = clock
-        self._valid: dict[tuple[bytes, tuple[str, ...]], tuple[Identity, float]] = {}
-        """(SHA-256 of a valid token, audiences) -> its identity and until when it is remembered."""
+        self._valid: Remembered[_Key, Identity] = Remembered(_MAX_CACHED)
+        """(SHA-256 of a valid token, audiences) -> its identity, until it expires (at most ``cache_seconds``)."""
+        self._refused: Remembered[_Key, str] = Remembered(_MAX_REFUSED)
+        """(SHA-256 of a refused opaque token, audiences) -> why, for ``refused_cache_seconds``."""
+        self._flights: dict[_Key, _Flight] = {}
+        """The introspections under way, by token: a request with the same token waits for its answer."""
         self.keys = (
             SigningKeys(
                 settings.jwks_uri or "",  # "": found in the issuer's metadata when the gateway starts (``discover``)
@@ -67,7 +83,8 @@ class TokenChecker:
         """The caller ``token`` stands for, when it is valid for one of ``audiences``.
 
         A token found valid is remembered (by its SHA-256, never itself) until it expires, for at
-        most ``cache_seconds``: a client sends the same token with every request.
+        most ``cache_seconds``: a client sends the same token with every request. An opaque token
+        the authorization server refused is remembered as refused for ``refused_cache_seconds``.
 
         Raises:
             InvalidToken: saying what is wrong with it (never echoing it).
@@ -76,27 +93,23 @@ class TokenChecker:
             raise InvalidToken("the token is malformed")
         now = self._clock()
         key = (hashlib.sha256(token.encode("ascii")).digest(), audiences)
-        known = self._valid.get(key)
-        if known is not None and known[1] > now:
-            return known[0]
-        identity, expires = await self._check(token, audiences)
+        known = self._valid.get(key, now)
+        if known is not None:
+            return known
+        refused = self._refused.get(key, now)
+        if refused is not None:
+            raise InvalidToken(refused)
+        identity, expires = await self._check(token, audiences, remembered_as=key)
         if self.settings.cache_seconds > 0:
-            if len(self._valid) >= _MAX_CACHED:
-                self._drop_expired(now)
-            self._valid[key] = (identity, min(expires, now + self.settings.cache_seconds))
+            self._valid.put(key, identity, min(expires, now + self.settings.cache_seconds))
         return identity
 
-    def _drop_expired(self, now: float) -> None:
-        self._valid = {key: entry for key, entry in self._valid.items() if entry[1] > now}
-        while len(self._valid) >= _MAX_CACHED:
-            del self._valid[next(iter(self._valid))]  # the oldest
-
-    async def _check(self, token: str, audiences: Sequence[str]) -> tuple[Identity, float]:
+    async def _check(self, token: str, audiences: Sequence[str], *, remembered_as: _Key) -> tuple[Identity, float]:
         header = _jws_header(token)
         if header is None:
             if self.settings.introspection is None:
                 raise InvalidToken("the token is not a JWT, nor a bearer token the gateway knows")
-            return await self._introspect(self.settings.introspection, token, audiences)
+            return await self._introspect_once(self.settings.introspection, token, audiences, remembered_as)
         if self.keys is None:
             raise InvalidToken("this resource takes no JWT access tokens")
         alg = header.get("alg")
@@ -149,9 +162,34 @@ class TokenChecker:
             subject=subject, client_id=client_id, scopes=frozenset(granted), claims=kept, issuer=self.settings.issuer
         )
 
-    async def _introspect(
-        self, endpoint: Introspection, token: str, audiences: Sequence[str]
+    async def _introspect_once(
+        self, endpoint: Introspection, token: str, audiences: Sequence[str], key: _Key
     ) -> tuple[Identity, float]:
+        """``_introspect``, once for every request with this token at once (they share its outcome)."""
+        while (flight := self._flights.get(key)) is not None:
+            await flight.done.wait()
+            if isinstance(flight.outcome, InvalidToken):
+                raise InvalidToken(flight.outcome.description)
+            if flight.outcome is not None:
+                return flight.outcome
+            # the request that asked was cancelled before the answer came: ask again
+        flight = self._flights[key] = _Flight()
+        try:
+            found = await self._introspect(endpoint, token, audiences, key)
+            flight.outcome = found
+            return found
+        except InvalidToken as refused:
+            flight.outcome = refused
+            raise
+        finally:
+            del self._flights[key]
+            flight.done.set()
+
+    async def _introspect(
+        self, endpoint: Introspection, token: str, audiences: Sequence[str], key: _Key
+    ) -> tuple[Identity, float]:
+        """The authorization server's word on ``token``; a refusal it gave is remembered (an unreachable one's
+        is not: it says nothing of the token)."""
         try:
             answer = await fetch_bounded(
                 lambda client: client.stream(
@@ -168,13 +206,28 @@ class TokenChecker:
             )
         except FetchFailed as exc:
             raise InvalidToken(f"the token could not be checked: {exc}") from None
-        if not isinstance(answer, dict) or answer.get("active") is not True:
-            raise InvalidToken("the token is not active")
-        claims = {"iss": self.settings.issuer, **answer}
-        aud = claims.get("aud")
-        if aud is None:
-            claims["aud"] = audiences[0]  # the authorization server vouched for it without naming an audience
-        return self._checked(claims, audiences, require_exp=False)
+        try:
+            if not isinstance(answer, dict) or answer.get("active") is not True:
+                raise InvalidToken("the token is not active")
+            claims = {"iss": self.settings.issuer, **answer}
+            aud = claims.get("aud")
+            if aud is None:
+                claims["aud"] = audiences[0]  # the authorization server vouched for it without naming an audience
+            return self._checked(claims, audiences, require_exp=False)
+        except InvalidToken as refused:
+            if self.settings.refused_cache_seconds > 0:
+                self._refused.put(key, refused.description, self._clock() + self.settings.refused_cache_seconds)
+            raise
+
+
+class _Flight:
+    """One introspection under way, and its outcome once ``done`` (None: its request was cancelled first)."""
+
+    __slots__ = ("done", "outcome")
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.outcome: tuple[Identity, float] | InvalidToken | None = None
 
 
 def _spellings(issuer: str) -> list[str]:

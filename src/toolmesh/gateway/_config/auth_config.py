@@ -101,6 +101,7 @@ def read_oauth(keys: OAuthKeys, folder: Path, origin: str, profiles: Iterable[st
             max_jwks_bytes=keys.max_jwks_bytes,
             refresh_interval=float(keys.refresh_interval_seconds),
             cache_seconds=float(keys.cache_seconds),
+            refused_cache_seconds=float(keys.refused_cache_seconds),
             resource_name=keys.resource_name,
         )
     except ConfigurationError as exc:

@@ -91,6 +91,7 @@ class OAuthKeys(BaseModel):
     max_jwks_bytes: int = Field(256 * 1024, ge=64, alias="maxJwksBytes")
     refresh_interval_seconds: int = Field(30, ge=0, alias="refreshIntervalSeconds")
     cache_seconds: int = Field(60, ge=0, le=3600, alias="cacheSeconds")
+    refused_cache_seconds: int = Field(30, ge=0, le=600, alias="refusedCacheSeconds")
     resource_name: str | None = Field(None, alias="resourceName")
 
 
@@ -117,6 +118,7 @@ class PrometheusKeys(BaseModel):
 
     host: str = "127.0.0.1"
     port: int = Field(9464, ge=0, le=65535)
+    allowed_hosts: list[str] = Field(default_factory=list, alias="allowedHosts")
 
 
 class MetricsKeys(BaseModel):

@@ -120,6 +120,10 @@ class OAuthSettings:
     cache_seconds: float = 60.0
     """How long a token found valid is remembered (never past its ``exp``; 0: check every request). A key the
     issuer stops publishing, or an introspected token revoked, is noticed within this time."""
+    refused_cache_seconds: float = 30.0
+    """How long an opaque token the authorization server refused (not active, expired, for another resource) is
+    remembered as refused (by its hash; 0: ask again every request), so that a client or an attacker repeating
+    it costs one introspection per this time. A failed introspection (unreachable, slow) is not remembered."""
     max_token_bytes: int = 16 * 1024
     """The longest access token read."""
     resource_name: str | None = None
@@ -146,6 +150,10 @@ class OAuthSettings:
         object.__setattr__(self, "profiles", MappingProxyType(dict(self.profiles)))
         if not 0 <= self.leeway <= 600:
             raise ConfigurationError(f"OAuthSettings.leeway must be 0..600 seconds, got {self.leeway!r}")
+        if not 0 <= self.refused_cache_seconds <= 600:
+            raise ConfigurationError(
+                f"OAuthSettings.refused_cache_seconds must be 0..600 seconds, got {self.refused_cache_seconds!r}"
+            )
         if self.cache_seconds < 0 or self.fetch_timeout <= 0 or self.max_jwks_bytes < 64 or self.max_token_bytes < 64:
             raise ConfigurationError(
                 "OAuthSettings: fetch_timeout, max_jwks_bytes and max_token_bytes must be positive"

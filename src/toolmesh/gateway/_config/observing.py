@@ -51,6 +51,9 @@ class MetricsSettings:
     """The scrape endpoint's interface (None: no Prometheus endpoint)."""
     prometheus_port: int = 9464
     """Its port (0: any free one)."""
+    allowed_hosts: tuple[str, ...] = ()
+    """``Host`` header values its requests may carry besides loopback and the bound host (``name:*``: any port):
+    the names a Prometheus server scrapes it by; any other is refused (DNS rebinding)."""
 
 
 def audit_settings(keys: AuditKeys | None, folder: Path, origin: str) -> AuditSettings | None:
@@ -84,7 +87,7 @@ def metrics_settings(keys: MetricsKeys | None) -> MetricsSettings | None:
         return None
     if keys.prometheus is None:
         return MetricsSettings()
-    return MetricsSettings(keys.prometheus.host, keys.prometheus.port)
+    return MetricsSettings(keys.prometheus.host, keys.prometheus.port, tuple(keys.prometheus.allowed_hosts))
 
 
 @dataclass(slots=True)

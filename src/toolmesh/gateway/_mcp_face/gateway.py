@@ -43,6 +43,7 @@ from .rounds import ROUND_TIMEOUT, InputRounds
 from .shared_changes import SharedChanges
 
 if TYPE_CHECKING:
+    from toolmesh.gateway._auth.resource import ResourceServer
     from toolmesh.gateway._sessions.deployment import SharedSessions
 
 __all__ = ["McpGateway"]
@@ -306,19 +307,24 @@ class McpGateway:
         on_ready: Callable[[str], None] | None = None,
         responses: AppExtension | None = None,
         lean: bool = True,
+        resource_server: ResourceServer | None = None,
     ) -> None:
         """Serve every profile over HTTP with uvicorn until cancelled; then close every client session.
 
         ``on_ready(base_url)`` is called once the socket listens and the app runs, with
         the real port (``http://127.0.0.1:PORT``; profiles are under ``settings.path``).
-        ``lean=False`` sends every request through the SDK's server.
+        ``lean=False`` sends every request through the SDK's server. With ``settings.oauth``,
+        the issuer's metadata and keys are fetched before the socket listens, unless
+        ``resource_server`` (made for ``settings.oauth`` and primed: ``toolmesh serve`` does so
+        before it starts any upstream server) did already.
 
         Raises:
             OSError: when the address cannot be bound.
+            ConfigurationError: when the issuer's keys cannot be fetched.
         """
         managers = session_managers(settings, self._faces, self._shared_sessions())
         lifecycle = Lifecycle(managers, self._faces, self.running)
-        app = build_app(settings, self._endpoints(settings, managers, lean), None)
+        app = build_app(settings, self._endpoints(settings, managers, lean), None, resource_server)
         await prime(app)
         if responses is None:
             await serve(app, lifecycle, settings.host, settings.port, on_ready, reuse_port=settings.reuse_port)

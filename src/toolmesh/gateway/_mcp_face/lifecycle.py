@@ -162,7 +162,7 @@ def session_managers(
 
     With ``shared`` (and not stateless), 2025-11-25 sessions are kept in Redis, so any replica serves them.
     """
-    security = security_settings(settings)
+    security = security_settings(settings.host, settings.allowed_hosts, settings.allowed_origins)
     if shared is not None and not settings.stateless:
         return {
             profile: shared.manager(

@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import hmac
 import json
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
 from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from typing import Any, Protocol
 
@@ -44,6 +44,7 @@ from starlette.responses import Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from toolmesh._context.identity import Identity
+from toolmesh._core.errors import ConfigurationError
 from toolmesh.gateway._auth.refusals import InsufficientScope, InvalidRequest, InvalidToken, MissingToken, Refusal
 from toolmesh.gateway._auth.resource import METADATA_PATH, ResourceServer
 from toolmesh.gateway._config.http_settings import BearerToken, HttpSettings, is_loopback
@@ -54,12 +55,14 @@ __all__ = [
     "ClosesUnreadBody",
     "Endpoint",
     "Guard",
+    "HostChecked",
     "HttpSettings",
     "Lifespan",
     "build_app",
     "identity_of",
     "is_loopback",
     "prime",
+    "security_settings",
 ]
 
 IDENTITY_KEY = "toolmesh.identity"
@@ -77,18 +80,43 @@ class Endpoint(Protocol):
     async def handle_request(self, scope: Scope, receive: Receive, send: Send) -> None: ...
 
 
-def security_settings(settings: HttpSettings) -> TransportSecuritySettings:
-    """The SDK's DNS-rebinding settings for these HTTP settings."""
-    bound = f"[{settings.host}]" if ":" in settings.host else settings.host
+def security_settings(
+    host: str, allowed_hosts: Iterable[str] = (), allowed_origins: Iterable[str] = ()
+) -> TransportSecuritySettings:
+    """The SDK's DNS-rebinding settings of a listener bound to ``host``: a ``Host`` header naming loopback,
+    ``host`` or one of ``allowed_hosts`` (``name:*``: any port), and an ``Origin`` that is loopback or one of
+    ``allowed_origins``, are accepted."""
+    bound = f"[{host}]" if ":" in host else host
     names = dict.fromkeys((*_LOOPBACK_HOSTS, bound))
     hosts = [pattern for name in names for pattern in (name, f"{name}:*")]
     origins = [f"{scheme}://{name}:*" for name in _LOOPBACK_HOSTS for scheme in ("http", "https")]
     origins += [f"{scheme}://{name}" for name in _LOOPBACK_HOSTS for scheme in ("http", "https")]
     return TransportSecuritySettings(
         enable_dns_rebinding_protection=True,
-        allowed_hosts=[*hosts, *settings.allowed_hosts],
-        allowed_origins=[*origins, *settings.allowed_origins],
+        allowed_hosts=[*hosts, *allowed_hosts],
+        allowed_origins=[*origins, *allowed_origins],
     )
+
+
+class HostChecked:
+    """ASGI middleware: the gateway's DNS-rebinding check (``security_settings``) in front of another listener's app.
+
+    A request whose ``Host`` is not the listener's is 421 and one with a foreign ``Origin`` 403 (the SDK's
+    ``TransportSecurityMiddleware`` answers), before ``app`` sees it: a web page whose name an attacker
+    made resolve to 127.0.0.1 cannot read a loopback listener (the Prometheus scrape endpoint).
+    """
+
+    def __init__(self, app: ASGIApp, security: TransportSecuritySettings) -> None:
+        self.app = app
+        self._security = TransportSecurityMiddleware(security)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            refusal = await self._security.validate_request(Request(scope, receive), is_post=False)
+            if refusal is not None:
+                await refusal(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
 
 
 def _json_error(status: int, message: str, headers: Mapping[str, str] | None = None) -> Response:
@@ -135,12 +163,21 @@ class ClosesUnreadBody:
 class Guard:
     """Routing, Host/Origin checks and bearer tokens in front of the profiles' session managers."""
 
-    def __init__(self, settings: HttpSettings, managers: Mapping[str, Endpoint]) -> None:
+    def __init__(
+        self, settings: HttpSettings, managers: Mapping[str, Endpoint], resource: ResourceServer | None = None
+    ) -> None:
         self._settings = settings
         self._managers = managers
-        self._security = TransportSecurityMiddleware(security_settings(settings))
-        self.resource = ResourceServer(settings.oauth, settings.path) if settings.oauth is not None else None
-        """The OAuth 2.1 resource server, when the settings accept access tokens."""
+        self._security = TransportSecurityMiddleware(
+            security_settings(settings.host, settings.allowed_hosts, settings.allowed_origins)
+        )
+        if resource is None and settings.oauth is not None:
+            resource = ResourceServer(settings.oauth, settings.path)
+        elif resource is not None and resource.settings != settings.oauth:
+            raise ConfigurationError("the OAuth resource server given was made for other OAuth settings")
+        self.resource = resource
+        """The OAuth 2.1 resource server, when the settings accept access tokens (``resource``, when given:
+        one made for ``settings.oauth`` and maybe primed already)."""
         self.endpoints: set[str] = set()
         """Paths besides the profiles' that the guard admits requests to (``/v1/responses``): each has its
         protected resource metadata too."""
@@ -276,14 +313,20 @@ def identity_of(source: Any) -> Identity | None:
     return found if isinstance(found, Identity) else None
 
 
-def build_app(settings: HttpSettings, managers: Mapping[str, Endpoint], lifespan: Lifespan | None) -> Starlette:
+def build_app(
+    settings: HttpSettings,
+    managers: Mapping[str, Endpoint],
+    lifespan: Lifespan | None,
+    resource: ResourceServer | None = None,
+) -> Starlette:
     """The ASGI app serving each profile's session manager as ``settings`` says.
 
     ``lifespan`` runs the managers (and the gateway's fan-out) for the app's lifetime;
     None when the caller runs them itself (``serve_http``, which calls ``prime`` first).
-    With OAuth settings, the lifespan first fetches the issuer's keys (``prime``).
+    With OAuth settings, the lifespan first fetches the issuer's keys (``prime``), unless
+    ``resource`` (the resource server of ``settings.oauth``) fetched them already.
     """
-    guard = Guard(settings, managers)
+    guard = Guard(settings, managers, resource)
     if lifespan is not None and guard.resource is not None:
         lifespan = _primed(guard.resource, lifespan)
     app = Starlette(lifespan=lifespan, middleware=[Middleware(ClosesUnreadBody)])

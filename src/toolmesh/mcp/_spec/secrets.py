@@ -17,6 +17,12 @@ open are the telemetry guard's (``toolmesh.mcp._client.telemetry``).
 Values shorter than ``MIN_SECRET_CHARS`` are not redacted: flags such as ``"1"``,
 ``"true"`` or ``"debug"`` would otherwise be starred out of every result, and a value
 that short is no secret worth the damage (it falls to brute force anyway).
+
+``jwts=True`` also stars out every string shaped like a JWT (a compact JWS or JWE: dot-separated
+base64url segments, the first starting ``eyJ``, the encoding of ``{"``), a credential no
+configuration names: the audit uses it, so that an access token a model copied into a tool's
+arguments is not written in clear. The search is one pass of a regex whose quantifiers are
+possessive (no backtracking), in time linear in the text.
 """
 
 from __future__ import annotations
@@ -60,6 +66,10 @@ _PUBLIC_ENV = frozenset(
 passes its whole environment (``env={**os.environ, ...}``) would otherwise see every path
 under its home directory starred out of every answer."""
 _SECRET_FLAG = re.compile(r"key|token|secret|passw|auth|credential|bearer", re.IGNORECASE)
+_B64URL = "[A-Za-z0-9_-]"
+_JWT = re.compile(rf"(?<![A-Za-z0-9_.-])eyJ{_B64URL}*+\.{_B64URL}++\.{_B64URL}*+(?:\.{_B64URL}*+)*+")
+"""A compact JWS (three segments; the signature may be empty) or JWE (five) not inside a longer word:
+possessive quantifiers, so no backtracking; runs of token characters a match can start in never overlap."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,6 +78,8 @@ class Secrets:
 
     values: tuple[str, ...] = ()
     """Every form a configured secret may take in text: as given, JSON-escaped, percent-encoded."""
+    jwts: bool = False
+    """Also star out every string shaped like a JWT (``eyJ...``, dot-separated base64url segments)."""
 
     @classmethod
     def of(cls, spec: SpecFields, credentials: Iterable[str] = ()) -> Secrets:
@@ -81,30 +93,35 @@ class Secrets:
         return cls.from_values(_spec_values(spec, credentials))
 
     @classmethod
-    def from_values(cls, values: Iterable[str]) -> Secrets:
-        """Secrets from raw values; each also in its JSON-escaped and percent-encoded forms."""
+    def from_values(cls, values: Iterable[str], *, jwts: bool = False) -> Secrets:
+        """Secrets from raw values; each also in its JSON-escaped and percent-encoded forms (``jwts``: and
+        every string shaped like a JWT)."""
         found: set[str] = set()
         for value in values:
             if len(value) < MIN_SECRET_CHARS:
                 continue
             found.update(_variants(value))
-        return cls(tuple(sorted(found, key=lambda s: (-len(s), s))))
+        return cls(tuple(sorted(found, key=lambda s: (-len(s), s))), jwts)
 
     def __bool__(self) -> bool:
-        return bool(self.values)
+        return bool(self.values) or self.jwts
 
     def __repr__(self) -> str:
-        return f"Secrets(<{len(self.values)} values>)"
+        return f"Secrets(<{len(self.values)} values>{', jwts' * self.jwts})"
 
     def found_in(self, text: str) -> bool:
         """Whether any secret occurs in ``text``."""
-        return any(value in text for value in self.values)
+        return any(value in text for value in self.values) or (
+            self.jwts and "eyJ" in text and _JWT.search(text) is not None
+        )
 
     def redact(self, text: str) -> str:
         """``text`` with every secret replaced by ``***`` (the same object when there is none)."""
         for value in self.values:
             if value in text:
                 text = text.replace(value, MASK)
+        if self.jwts and "eyJ" in text:
+            text = _JWT.sub(MASK, text)
         return text
 
     def redact_exception(self, exc: E) -> E:
