@@ -135,6 +135,12 @@ def catalog_line(registry: ToolRegistry, sizes: dict[str, int]) -> str:
     )
 
 
+def profile_size(config: GatewayConfig, name: str, count: int) -> str:
+    """``lean (39 tools, in search mode)``: a profile's size as ``check`` says it."""
+    profile = config.profiles.get(name)
+    return f"{name} ({count} tools{', in search mode' * (profile is not None and profile.search)})"
+
+
 def _announce(
     base: str, settings: ServeSettings, config: GatewayConfig, registry: ToolRegistry, sizes: dict[str, int]
 ) -> None:

@@ -43,7 +43,7 @@ from toolmesh.gateway._shared.catalog_view import CatalogView, row_rules
 from toolmesh.mcp._spec.defaults import DEFAULT_MAX_CONFIG_BYTES
 from toolmesh.mcp._spec.server import McpServer
 
-from .announce import serve_catalog, upstream_lines, with_metrics
+from .announce import profile_size, serve_catalog, upstream_lines, with_metrics
 from .app import (
     INTERRUPTED,
     MaxBytesOption,
@@ -200,7 +200,7 @@ def check(
     if profiles:
         console.print(
             Text(
-                "profiles: " + ", ".join(_profile_size(gateway_config, name, count) for name, count in profiles.items())
+                "profiles: " + ", ".join(profile_size(gateway_config, name, count) for name, count in profiles.items())
             ),
             soft_wrap=True,
         )
@@ -256,12 +256,6 @@ async def _check_oauth(settings: OAuthSettings, path: str) -> _Outcome:
         return _Outcome("oauth", time.perf_counter() - started, error=str(exc))
     source = f"signing keys from {settings.jwks_uri}" if settings.jwks_uri else "introspection only"
     return _Outcome("oauth", time.perf_counter() - started, detail=f"{settings.issuer}, {source}")
-
-
-def _profile_size(config: GatewayConfig, name: str, count: int) -> str:
-    """``lean (39 tools, in search mode)``: a profile's size as ``check`` says it."""
-    profile = config.profiles.get(name)
-    return f"{name} ({count} tools{', in search mode' * (profile is not None and profile.search)})"
 
 
 def _profile_sizes(registry: ToolRegistry, config: GatewayConfig) -> dict[str, int]:
