@@ -1,4 +1,4 @@
-"""Native tools named in text: ``path/to/file.py:NAME`` or ``package.module:NAME``.
+"""Native tools (and a host ranker) named in text: ``path/to/file.py:NAME`` or ``package.module:NAME``.
 
 One loader for the ``--module`` option of the command line and the ``native`` list of
 ``toolmesh.json``. ``NAME`` (default ``registry``) is a ``ToolRegistry``, a ``@tool``
@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import importlib
 import importlib.util
+import inspect
 import re
 import sys
 from pathlib import Path
@@ -21,10 +22,11 @@ from typing import Any
 from toolmesh._core.errors import ConfigurationError
 from toolmesh._core.suggest import closest
 from toolmesh._rows.native import NativeTool
+from toolmesh._search.matches import AsyncRanker, Ranker
 
 from .registry import ToolRegistry
 
-__all__ = ["add_native", "is_file_spec", "load_native", "split_spec"]
+__all__ = ["add_native", "is_file_spec", "load_native", "load_ranker", "split_spec"]
 
 _MODULE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*")
 DEFAULT_ATTRIBUTE = "registry"
@@ -74,6 +76,24 @@ def load_native(spec: str, *, where: str, base: Path | None = None) -> Any:
         hint = f"; did you mean {close!r}?" if close else ""
         raise ConfigurationError(f"{where}: {shown} has no attribute {attribute!r}{hint}")
     return getattr(module, attribute)
+
+
+def load_ranker(spec: str, *, where: str, base: Path | None = None) -> Ranker | AsyncRanker:
+    """The host ranker ``spec`` names (an ``EmbeddingRanker``, any ``ranker(query, rows)``).
+
+    Raises:
+        ConfigurationError: starting with ``where``, when it does not load or cannot be called
+            as ``ranker(query, rows)``.
+    """
+    ranker = load_native(spec, where=where, base=base)
+    try:
+        inspect.signature(ranker).bind("query", [])
+    except (TypeError, ValueError):
+        raise ConfigurationError(
+            f"{where}: {spec} is {type(ranker).__name__}, not a ranker: give a callable "
+            "ranker(query, rows) -> {name: score}, e.g. EmbeddingRanker(model.encode)"
+        ) from None
+    return ranker  # type: ignore[no-any-return]
 
 
 def _import_file(source: str, *, where: str, base: Path | None) -> Any:

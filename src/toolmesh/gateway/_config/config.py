@@ -22,7 +22,7 @@ from toolmesh._context.context import ElicitationRequest, SamplingRequest
 from toolmesh._core.errors import ConfigurationError, ServerConfigError
 from toolmesh._core.names import PROVIDER_RULES, NamePolicy
 from toolmesh._core.suggest import closest
-from toolmesh._dispatch.native_loading import add_native, is_file_spec, split_spec
+from toolmesh._dispatch.native_loading import add_native, is_file_spec, load_ranker, split_spec
 from toolmesh._dispatch.registry import ToolRegistry
 from toolmesh._hooks.actions import Hook
 from toolmesh._policy.limits import ConcurrencyLimit, RateLimit
@@ -140,6 +140,8 @@ class GatewayConfig:
     """The upstream MCP servers, in file order (``mcpServers``, then each ``include``)."""
     native: list[str] = field(default_factory=list)
     """Native tool specs: an absolute ``path/file.py:NAME``, or ``module:NAME``."""
+    ranker: str | None = None
+    """``search.ranker``: a host ranker fused into every search (``path/file.py:NAME`` or ``module:NAME``)."""
     names: NamePolicy | None = None
     """The name policy (None: the registry's default, ``{server}__{tool}`` under the MCP rule)."""
     hooks: list[Hook] = field(default_factory=list)
@@ -182,6 +184,7 @@ class GatewayConfig:
             path=Path(origin),
             servers=servers,
             native=[_native(spec, f"native[{i}]", folder, origin) for i, spec in enumerate(keys.native)],
+            ranker=_native(keys.search.ranker, "search.ranker", folder, origin) if keys.search.ranker else None,
             names=_names(keys, origin),
             hooks=_hooks(keys.policy, origin),
             profiles=profiles,
@@ -204,8 +207,15 @@ class GatewayConfig:
         return registry
 
     def empty_registry(self) -> ToolRegistry:
-        """A new registry under the name policy, answering elicitation and sampling as ``registry`` says."""
-        return ToolRegistry(names=self.names, elicitation=_no_client, sampling=_no_client)
+        """A new registry under the name policy and with ``search.ranker``, answering elicitation and sampling
+        as ``registry`` says.
+
+        Raises:
+            ConfigurationError: naming the file and ``search.ranker`` when it does not load or is no ranker.
+        """
+        origin = f"{self.path}: " if self.path is not None else ""
+        ranker = None if self.ranker is None else load_ranker(self.ranker, where=f"{origin}key 'search.ranker'")
+        return ToolRegistry(names=self.names, elicitation=_no_client, sampling=_no_client, ranker=ranker)
 
     def add_native(self, registry: ToolRegistry, index: int) -> None:
         """Import ``native[index]`` and register its tools in ``registry``.

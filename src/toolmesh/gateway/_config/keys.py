@@ -255,6 +255,12 @@ class ResponsesKeys(BaseModel):
     max_reply_bytes: int = Field(32 * 1024 * 1024, ge=1, alias="maxReplyBytes")
 
 
+class SearchKeys(BaseModel):
+    model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
+
+    ranker: str | None = None
+
+
 class DocumentKeys(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, populate_by_name=False)
 
@@ -265,6 +271,7 @@ class DocumentKeys(BaseModel):
     names: NamesKeys | None = None
     policy: PolicyKeys | None = None
     profiles: dict[str, ProfileKeys] = Field(default_factory=dict)
+    search: SearchKeys = Field(default_factory=lambda: SearchKeys.model_validate({}))
     serve: ServeKeys = Field(default_factory=lambda: ServeKeys.model_validate({}))
     responses: ResponsesKeys | None = None
 
@@ -293,4 +300,5 @@ def _fix(loc: tuple[Any, ...]) -> str | None:
         "include": 'Give the path of an mcpServers file (or a list of them), e.g. "claude_desktop_config.json"',
         "native": 'Give a list of "path/to/file.py:registry" or "package.module:attribute" strings',
         "profiles": 'Use {"<name>": {"tools": ["glob", ...], "servers": [...], "readOnly": true}}',
+        "search": 'Use {"ranker": "path/to/file.py:NAME"}, NAME a ranker(query, rows) such as an EmbeddingRanker',
     }.get(str(head))
