@@ -81,18 +81,18 @@ async def test_a_search_profile_ranks_with_the_configured_ranker(tmp_path: Path)
 )
 def test_a_ranker_that_does_not_load_is_a_configuration_error(tmp_path: Path, spec: str, words: str) -> None:
     config = GatewayConfig.load(_config(tmp_path, spec))
-    with pytest.raises(ConfigurationError, match="key 'search.ranker'") as caught:
+    with pytest.raises(ConfigurationError, match=r"key 'search\.ranker'") as caught:
         config.registry()
     assert words in str(caught.value)
 
 
 def test_a_missing_ranker_file_and_unknown_search_keys_are_refused(tmp_path: Path) -> None:
-    with pytest.raises(ServerConfigError, match="search.ranker") as caught:
+    with pytest.raises(ServerConfigError, match=r"search\.ranker") as caught:
         GatewayConfig.load(_config(tmp_path, "missing.py:ranker"))
     assert "no file 'missing.py'" in str(caught.value)
     path = _config(tmp_path, "rank.py:ranker")
     document = json.loads(path.read_text(encoding="utf-8"))
     document["search"]["model"] = "minilm"
     path.write_text(json.dumps(document), encoding="utf-8")
-    with pytest.raises(ServerConfigError, match="search.model"):
+    with pytest.raises(ServerConfigError, match=r"search\.model"):
         GatewayConfig.load(path)
