@@ -23,6 +23,7 @@ from toolmesh._core.definition import ToolDefinition
 from toolmesh._core.errors import (
     ConfigurationError,
     DynamicSchemaError,
+    EmbeddingError,
     ErrorKind,
     HookError,
     NameCollisionError,
@@ -65,7 +66,7 @@ from toolmesh._dispatch.stream import ToolStream
 from toolmesh._dispatch.turn import CompletedCall, TurnResult, TurnStream, run_tool_calls, stream_tool_calls
 from toolmesh._rows.native import NativeTool, ToolOptions, tool
 from toolmesh._rows.rows import DynamicEntry, Entry, HostedEntry, McpEntry, NativeEntry
-from toolmesh._search.embedding import AsyncEmbeddingRanker, EmbeddingError, EmbeddingRanker
+from toolmesh._search.embedding import AsyncEmbeddingRanker, EmbeddingRanker
 from toolmesh._search.matches import AsyncRanker, Ranker, ToolMatch
 from toolmesh._search.policy import DeferPolicy
 

@@ -9,6 +9,7 @@ The hierarchy::
     │   ├── ServerConfigError              an MCP server spec or mcpServers file is wrong
     │   ├── ServerConnectionError          an MCP server could not be connected or listed
     │   └── UnsupportedToolError           a row a provider format cannot declare
+    ├── EmbeddingError (ValueError)        a host's embedding model answered no usable vectors, or too late
     ├── HookError                          a hook raised or answered with a wrong action
     ├── OutputConversionError (TypeError)  a return value with no content-block form
     ├── UnsupportedContentError (ValueError)  a result a provider format cannot carry
@@ -33,6 +34,7 @@ from .suggest import NameIndex
 __all__ = [
     "ConfigurationError",
     "DynamicSchemaError",
+    "EmbeddingError",
     "ErrorKind",
     "HookError",
     "NameCollisionError",
@@ -166,6 +168,11 @@ class ServerConfigError(ConfigurationError):
 
 class UnsupportedToolError(ConfigurationError):
     """A row the provider cannot declare: a name its rule rejects, or another provider's hosted tool."""
+
+
+class EmbeddingError(ToolmeshError, ValueError):
+    """An embedding ranker's model answered something other than one usable vector per text, or
+    did not answer in time. The search that asked logs it and answers with the lexical ranking."""
 
 
 class HookError(ToolmeshError):

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, TypeAlias
 
 import anyio
 
+from toolmesh._core.errors import EmbeddingError
 from toolmesh._rows.rows import Entry
 
 from .index import row_texts
@@ -41,7 +42,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-__all__ = ["AsyncEmbed", "AsyncEmbeddingRanker", "Embed", "EmbeddingError", "EmbeddingRanker", "row_views"]
+__all__ = ["AsyncEmbed", "AsyncEmbeddingRanker", "Embed", "EmbeddingRanker", "row_views"]
 
 Embed: TypeAlias = Callable[[Sequence[str]], Sequence[Sequence[float]] | Any]
 """``embed(texts) -> vectors``: one vector per text, in order (a list of lists or a numpy array)."""
@@ -52,10 +53,6 @@ MAX_VIEW_CHARS = 600
 """A view's text is cut here: a tool's name and first sentences say what it does, and
 models read a few hundred tokens at most."""
 _PARAMETER_CHARS = 400
-
-
-class EmbeddingError(ValueError):
-    """The embedding function answered something that is not one usable vector per text."""
 
 
 def row_views(row: Entry) -> tuple[str, str]:
