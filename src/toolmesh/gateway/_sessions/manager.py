@@ -86,6 +86,13 @@ _MAX_CLIENT_JSON = 64 * 1024
 """Characters of a client's capabilities and info a session record keeps (more: other replicas see none)."""
 _ANSWER_HEADERS = [(b"content-type", b"application/json"), (b"accept", b"application/json, text/event-stream")]
 _REDIS_DOWN = "the gateway's shared session state (Redis) cannot be reached: retry shortly"
+_STOPPED = "this gateway replica is not running (starting or stopping): retry, nothing was run"
+_RETRY_AFTER = "1"
+"""Seconds a client is told to wait (``Retry-After``) before retrying a request a stopped replica refused."""
+
+
+class _Stopped(Exception):
+    """The manager is not running (before ``run()``, or after it ended): no session can be served here."""
 
 
 @dataclass(eq=False)
@@ -111,9 +118,17 @@ def _owner(scope: Scope) -> str | None:
     return hashlib.sha256(identity.encode()).hexdigest()
 
 
-def _error(status: int, message: str, code: int = mcp_types.INVALID_REQUEST) -> Response:
+def _error(
+    status: int, message: str, code: int = mcp_types.INVALID_REQUEST, headers: dict[str, str] | None = None
+) -> Response:
     body = mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=mcp_types.ErrorData(code=code, message=message))
-    return Response(body.model_dump_json(by_alias=True, exclude_none=True), status, media_type="application/json")
+    json_body = body.model_dump_json(by_alias=True, exclude_none=True)
+    return Response(json_body, status, headers=headers, media_type="application/json")
+
+
+def _stopped() -> Response:
+    """503 with a retry hint: this replica refused the request before running any of it."""
+    return _error(503, _STOPPED, mcp_types.INTERNAL_ERROR, {"Retry-After": _RETRY_AFTER})
 
 
 async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:
@@ -179,11 +194,17 @@ class SharedSessionManager(StreamableHTTPSessionManager):
                 self._group = None
 
     async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if self._group is None:  # uvicorn may pass on a request before run() or after it ended (a stopping worker)
+            await _stopped()(scope, receive, send)
+            return
         version = Headers(scope=scope).get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
             await self._sdk_app(scope, receive, send)  # 2026-07-28: no session to share
-        else:
+            return
+        try:
             await self._legacy(scope, receive, send)
+        except _Stopped:  # the manager stopped while the request waited on Redis: nothing of it ran
+            await _stopped()(scope, receive, send)
 
     # -- 2025-11-25 requests ------------------------------------------------------------
 
@@ -244,7 +265,14 @@ class SharedSessionManager(StreamableHTTPSessionManager):
                 await self._drop(copy)
 
     async def _start(self, session_id: str, owner: str | None, record: SessionRecord | None) -> _Copy:
-        """A running copy of the session: a new one (``record`` None), or one continued from its record."""
+        """A running copy of the session: a new one (``record`` None), or one continued from its record.
+
+        Raises:
+            _Stopped: the manager is not running (any more).
+        """
+        group = self._group
+        if group is None:
+            raise _Stopped
         events = SharedEventStore(self.store, session_id)
         transport = StreamableHTTPServerTransport(
             mcp_session_id=session_id,
@@ -276,9 +304,9 @@ class SharedSessionManager(StreamableHTTPSessionManager):
                     with anyio.CancelScope(shield=True):
                         await transport.terminate()
 
-        if self._group is None:
-            raise RuntimeError("SharedSessionManager: use run() first")
-        await self._group.start(serve, name="toolmesh gateway: a 2025-11-25 session")
+        await group.start(serve, name="toolmesh gateway: a 2025-11-25 session")
+        if transport.is_terminated:  # started in a group being cancelled: the manager is stopping
+            raise _Stopped
         return copy
 
     async def _drop(self, copy: _Copy) -> None:
