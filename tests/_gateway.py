@@ -18,7 +18,17 @@ from mcp.client.streamable_http import streamable_http_client
 from toolmesh import Entry, ToolRegistry, tool
 from toolmesh.gateway import HttpSettings, McpGateway
 
-__all__ = ["Upload", "client", "look_and_wipe", "only_look", "serving", "upload"]
+__all__ = ["ACCEPT", "INIT", "Upload", "client", "look_and_wipe", "only_look", "serving", "upload"]
+
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+"""The headers of a raw Streamable HTTP POST (JSON body, JSON or SSE answer)."""
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+"""A raw 2025-11-25 ``initialize`` request."""
 
 
 @tool

@@ -20,21 +20,13 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from _gateway import serving
+from _gateway import ACCEPT, INIT, serving
 from _oauth_gateway import oauth_scene, whoami_registry
 from _responses import serve_asgi
 from toolmesh import ConfigurationError
 from toolmesh.gateway import BearerToken, HttpSettings, Introspection, McpGateway, OAuthSettings
 from toolmesh.gateway._auth.jwks import SigningKeys
 from toolmesh.gateway._auth.refusals import InvalidToken
-
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
 
 
 async def _post(http: httpx2.AsyncClient, url: str, token: str) -> httpx2.Response:

@@ -19,20 +19,13 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from _authserver import oauth_client
+from _gateway import ACCEPT, INIT
 from _oauth_gateway import OAuthScene, oauth_scene, whoami_registry
 from _responses import Reply, ScriptedUpstream, calc_server, serve_asgi
 from toolmesh import ConfigurationError, McpServer, ToolRegistry
 from toolmesh.gateway import HttpSettings, McpGateway, OAuthSettings, ResponsesEndpoint, ResponsesSettings
 from toolmesh.gateway._auth.resource import ResourceServer
 from toolmesh.hooks import AuditLog, audit_file_handler
-
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
 
 
 def _client(scene: OAuthScene, path: str, provider: OAuthClientProvider | None = None) -> mcp.Client:

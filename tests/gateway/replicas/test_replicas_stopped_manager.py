@@ -14,18 +14,13 @@ from typing import Any
 import anyio
 from starlette.types import Message
 
+from _gateway import INIT
 from _services import redis_server
 from toolmesh import ToolRegistry
 from toolmesh.gateway import McpGateway, RedisState
 from toolmesh.gateway._sessions.deployment import SharedSessions
 from toolmesh.gateway._sessions.manager import SharedSessionManager
 
-_INITIALIZE = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
 _LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
@@ -65,12 +60,12 @@ async def test_a_request_before_run_or_after_it_ended_is_told_to_retry_with_503(
         manager = SharedSessions(state, state.client, "r1").manager(
             "default", gateway.server(), security_settings=None, max_request_body_size=1 << 20
         )
-        before, _ = await _post(manager, _INITIALIZE)
+        before, _ = await _post(manager, INIT)
         async with manager.run():
-            running, headers = await _post(manager, _INITIALIZE)
+            running, headers = await _post(manager, INIT)
             session = headers["mcp-session-id"]
         answers = [
-            await _post(manager, _INITIALIZE),
+            await _post(manager, INIT),
             await _post(manager, _LIST, **{"mcp-session-id": session, "mcp-protocol-version": "2025-11-25"}),
             await _post(manager, _LIST, **{"mcp-protocol-version": "2026-07-28"}),
         ]
