@@ -29,9 +29,10 @@ When Redis cannot be reached, a 2025-11-25 request is answered with a JSON-RPC e
 saying to retry (anything else of that era with 503); 2026-07-28 requests need none of
 this and go on.
 
-What this leans on in the SDK's manager: its public ``asgi_app`` attribute is the entry
-both ``handle_request`` and ``StreamableHTTPASGIApp`` call, so replacing it (and extending
-``run``) is enough to take the handshake era's requests.
+A request reaching the manager before its ``run()`` or after it ended (a stopping replica)
+is answered 503 with ``Retry-After`` (``GuardedSessionManager``, whose ``route`` this
+manager extends to take the handshake era's requests); so is one that reached it while
+running and found it stopped by the time a copy of its session was to start.
 """
 
 from __future__ import annotations
@@ -53,7 +54,6 @@ from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.runner import serve_connection
 from mcp.server.streamable_http import LAST_EVENT_ID_HEADER, MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
-from mcp.server.streamable_http_manager import RequestBodyLimitMiddleware, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
@@ -66,6 +66,7 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from toolmesh._state.errors import StateUnavailableError
+from toolmesh.gateway._shared.stopping import GuardedSessionManager, stopped
 
 from .answers import TaggedWrites, UntaggedReads
 from .events import SharedEventStore
@@ -86,9 +87,6 @@ _MAX_CLIENT_JSON = 64 * 1024
 """Characters of a client's capabilities and info a session record keeps (more: other replicas see none)."""
 _ANSWER_HEADERS = [(b"content-type", b"application/json"), (b"accept", b"application/json, text/event-stream")]
 _REDIS_DOWN = "the gateway's shared session state (Redis) cannot be reached: retry shortly"
-_STOPPED = "this gateway replica is not running (starting or stopping): retry, nothing was run"
-_RETRY_AFTER = "1"
-"""Seconds a client is told to wait (``Retry-After``) before retrying a request a stopped replica refused."""
 
 
 class _Stopped(Exception):
@@ -118,17 +116,9 @@ def _owner(scope: Scope) -> str | None:
     return hashlib.sha256(identity.encode()).hexdigest()
 
 
-def _error(
-    status: int, message: str, code: int = mcp_types.INVALID_REQUEST, headers: dict[str, str] | None = None
-) -> Response:
+def _error(status: int, message: str, code: int = mcp_types.INVALID_REQUEST) -> Response:
     body = mcp_types.JSONRPCError(jsonrpc="2.0", id=None, error=mcp_types.ErrorData(code=code, message=message))
-    json_body = body.model_dump_json(by_alias=True, exclude_none=True)
-    return Response(json_body, status, headers=headers, media_type="application/json")
-
-
-def _stopped() -> Response:
-    """503 with a retry hint: this replica refused the request before running any of it."""
-    return _error(503, _STOPPED, mcp_types.INTERNAL_ERROR, {"Retry-After": _RETRY_AFTER})
+    return Response(body.model_dump_json(by_alias=True, exclude_none=True), status, media_type="application/json")
 
 
 async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:
@@ -154,7 +144,7 @@ async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:
     await _error(503, _REDIS_DOWN, mcp_types.INTERNAL_ERROR)(scope, receive, send)
 
 
-class SharedSessionManager(StreamableHTTPSessionManager):
+class SharedSessionManager(GuardedSessionManager):
     """``StreamableHTTPSessionManager`` whose 2025-11-25 sessions any replica serves (module docstring)."""
 
     def __init__(
@@ -167,16 +157,13 @@ class SharedSessionManager(StreamableHTTPSessionManager):
         max_request_body_size: int,
         local_idle: float = LOCAL_IDLE,
     ) -> None:
-        super().__init__(app=app, security_settings=security_settings, max_request_body_size=max_request_body_size)
+        super().__init__(app, security_settings=security_settings, max_request_body_size=max_request_body_size)
         self.store = store
         self.replica = replica
         self._local_idle = local_idle
         self._copies: dict[str, _Copy] = {}
         self._group: TaskGroup | None = None
         self._life: Any = None
-        self._sdk_app = self.asgi_app.app  # the SDK's own handling, inside its body-size limit
-        # the SDK's entry (handle_request and StreamableHTTPASGIApp both call it), with the same limit in front
-        self.asgi_app = RequestBodyLimitMiddleware(self._route, max_request_body_size)
         app.middleware.append(self._middleware)
 
     def __repr__(self) -> str:
@@ -193,18 +180,15 @@ class SharedSessionManager(StreamableHTTPSessionManager):
                 group.cancel_scope.cancel()
                 self._group = None
 
-    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if self._group is None:  # uvicorn may pass on a request before run() or after it ended (a stopping worker)
-            await _stopped()(scope, receive, send)
-            return
+    async def route(self, scope: Scope, receive: Receive, send: Send) -> None:
         version = Headers(scope=scope).get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            await self._sdk_app(scope, receive, send)  # 2026-07-28: no session to share
+            await super().route(scope, receive, send)  # 2026-07-28: no session to share
             return
         try:
             await self._legacy(scope, receive, send)
         except _Stopped:  # the manager stopped while the request waited on Redis: nothing of it ran
-            await _stopped()(scope, receive, send)
+            await stopped()(scope, receive, send)
 
     # -- 2025-11-25 requests ------------------------------------------------------------
 
