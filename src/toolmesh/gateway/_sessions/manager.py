@@ -23,7 +23,10 @@ and their records in Redis (``SessionStore``):
   notification any replica sends on the session reaches the client's GET stream, and a
   stream cut mid-call is resumed on any replica (``Last-Event-ID``).
 * A client's answer to a server-to-client request (elicitation, sampling) reaching
-  another replica is routed to the one that asked (``answers``).
+  another replica is routed to the one that asked (``answers``, ``relay``).
+* A ``resources/unsubscribe`` or a ``DELETE`` reaching this replica is passed on to the
+  others, whose copies of the session act on it (``relay``): the subscription ends on the
+  replica that holds it.
 
 When Redis cannot be reached, a 2025-11-25 request is answered with a JSON-RPC error
 saying to retry (anything else of that era with 503); 2026-07-28 requests need none of
@@ -70,6 +73,7 @@ from toolmesh.gateway._shared.stopping import GuardedSessionManager, stopped
 
 from .answers import TaggedWrites, UntaggedReads
 from .events import SharedEventStore
+from .relay import Relay
 from .store import SESSION_TTL, SessionRecord, SessionStore
 
 if TYPE_CHECKING:
@@ -85,7 +89,6 @@ without any: a copy holds what this replica does for the session, such as a reso
 _SCOPE_KEY = "toolmesh.shared_session"
 _MAX_CLIENT_JSON = 64 * 1024
 """Characters of a client's capabilities and info a session record keeps (more: other replicas see none)."""
-_ANSWER_HEADERS = [(b"content-type", b"application/json"), (b"accept", b"application/json, text/event-stream")]
 _REDIS_DOWN = "the gateway's shared session state (Redis) cannot be reached: retry shortly"
 
 
@@ -164,6 +167,7 @@ class SharedSessionManager(GuardedSessionManager):
         self._copies: dict[str, _Copy] = {}
         self._group: TaskGroup | None = None
         self._life: Any = None
+        self._relay = Relay(store, replica, self._transport_of, self._drop_session)
         app.middleware.append(self._middleware)
 
     def __repr__(self) -> str:
@@ -173,7 +177,7 @@ class SharedSessionManager(GuardedSessionManager):
     async def run(self) -> AsyncIterator[None]:
         async with super().run(), self.app.lifespan(self.app) as life, anyio.create_task_group() as group:
             self._life, self._group = life, group
-            group.start_soon(self._take_answers, name="toolmesh gateway: answers for this replica")
+            group.start_soon(self._relay.run, name="toolmesh gateway: answers and news for this replica")
             try:
                 yield
             finally:
@@ -227,8 +231,10 @@ class SharedSessionManager(GuardedSessionManager):
             scope = {**scope, "headers": [*scope["headers"], (LAST_EVENT_ID_HEADER.encode(), start.encode())]}
         await copy.transport.handle_request({**scope, _SCOPE_KEY: copy}, receive, send)
         if copy.transport.is_terminated:  # the client deleted the session
-            with anyio.CancelScope(shield=True), contextlib.suppress(RedisError):
-                await self.store.end(session_id, record)
+            with anyio.CancelScope(shield=True):
+                with contextlib.suppress(RedisError):
+                    await self.store.end(session_id, record)
+                await self._relay.tell(session_id, ended=True)  # the other copies end, and what they hold
             await self._drop(copy)
 
     async def _open(self, owner: str | None, scope: Scope, receive: Receive, send: Send) -> None:
@@ -293,6 +299,15 @@ class SharedSessionManager(GuardedSessionManager):
             raise _Stopped
         return copy
 
+    def _transport_of(self, session_id: str) -> StreamableHTTPServerTransport | None:
+        copy = self._copies.get(session_id)
+        return copy.transport if copy is not None and not copy.transport.is_terminated else None
+
+    async def _drop_session(self, session_id: str) -> None:
+        copy = self._copies.get(session_id)
+        if copy is not None:
+            await self._drop(copy)
+
     async def _drop(self, copy: _Copy) -> None:
         if self._copies.get(copy.session_id) is copy:
             del self._copies[copy.session_id]
@@ -320,6 +335,8 @@ class SharedSessionManager(GuardedSessionManager):
                 if isinstance(version, str):
                     copy.record = SessionRecord(version, _client(ctx.params), copy.owner)
                     await self.store.save(copy.session_id, copy.record)
+            elif ctx.method == "resources/unsubscribe" and ctx.params is not None:
+                await self._relay.tell(copy.session_id, unsubscribe=str(ctx.params.get("uri")))
             elif ctx.method == "logging/setLevel" and ctx.params is not None:
                 record = await self.store.load(copy.session_id) or copy.record
                 if record is not None and not record.ended:
@@ -340,47 +357,6 @@ class SharedSessionManager(GuardedSessionManager):
                 logger.warning("an answer for replica %r could not be forwarded: %s", replica, type(exc).__name__)
 
         return forward
-
-    async def _take_answers(self) -> None:
-        """Post the answers other replicas forward here to this replica's copy of their session."""
-        while True:
-            try:
-                async with self.store.state.subscribe(self.store.answers_channel(self.replica)) as messages:
-                    async for message in messages:
-                        if isinstance(message, bytes):  # not RESYNC: an answer lost meanwhile: its ask times out
-                            await self._post_answer(message)
-            except StateUnavailableError as exc:  # Redis was not there to subscribe to: try again
-                logger.warning("%s", exc)
-                await anyio.sleep(1.0)
-
-    async def _post_answer(self, data: Any) -> None:
-        try:
-            payload = json.loads(data)
-            copy = self._copies.get(payload["session"])
-            body = str(payload["message"]).encode()
-        except (ValueError, KeyError, TypeError):
-            return
-        if copy is None:
-            return  # this replica no longer holds the session: its request ended with it
-        headers = [
-            *_ANSWER_HEADERS,
-            (b"host", b"127.0.0.1"),
-            (MCP_SESSION_ID_HEADER.encode(), copy.session_id.encode()),
-        ]
-        scope: Scope = {"type": "http", "method": "POST", "path": "/", "query_string": b"", "headers": headers}
-        sent = False
-
-        async def receive() -> Message:
-            nonlocal sent
-            if sent:
-                await anyio.sleep_forever()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def discard(message: Message) -> None:
-            return None
-
-        await copy.transport.handle_request(scope, receive, discard)
 
 
 def _client(params: Any) -> dict[str, Any] | None:
