@@ -55,25 +55,23 @@ import contextlib
 import importlib
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import anyio
 from _auth_rows import AuthRows, client_for
-from _loopback import IN_FLIGHT, Call, Latencies, concurrent, free_port, port_open, sequential
+from _loopback import IN_FLIGHT, ROOT, Call, Latencies, child, concurrent, free_port, sequential
 from _state_rows import NATIVE, NATIVE_REDIS, NATIVE_WORKERS, ROWS, native_command, redis_command, redis_missing
 from _state_rows import round_trips as redis_round_trips
 from anyio.abc import Process
 from mcp import Client
 from mcp.shared.exceptions import MCPError
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "demo_server.py"
 PROXY = Path(__file__).resolve().parent / "_fastmcp_proxy.py"
 
@@ -142,49 +140,6 @@ def cpu_seconds(process: Process | None) -> float:
         return 0.0
     fields = Path(f"/proc/{process.pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / _TICKS
-
-
-@contextlib.asynccontextmanager
-async def child(name: str, argv: Sequence[str], port: int, log: Path) -> AsyncIterator[Process]:
-    """Run a server program until the block ends; yield once its port accepts connections.
-
-    Its stderr goes to `log` (a pipe nobody reads would stall a chatty child); the log's tail is
-    printed when the program exits early or the block ends with an error.
-    """
-    with log.open("wb") as sink:
-        process = await anyio.open_process(
-            list(argv),
-            env={**os.environ, "FIXTURE_LOG_LEVEL": "CRITICAL"},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=sink,
-            cwd=str(ROOT),
-        )
-    try:
-        with anyio.fail_after(90):
-            while not port_open(port):
-                if process.returncode is not None:
-                    raise RuntimeError(f"{name} exited with {process.returncode} before listening:\n{tail(log)}")
-                await anyio.sleep(0.05)
-        yield process
-    except BaseException:
-        print(f"--- {name} (exit code {process.returncode}), end of its stderr:\n{tail(log)}", file=sys.stderr)
-        raise
-    finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                process.terminate()
-            with anyio.move_on_after(10):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-            await process.wait()
-            await process.aclose()
-
-
-def tail(log: Path, chars: int = 3000) -> str:
-    text = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
-    return text[-chars:]
 
 
 def gateway_config(upstream: str, port: int, folder: Path, serve: dict[str, Any] | None = None) -> Path:

@@ -25,11 +25,11 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _loopback import free_port, sequential
+from _loopback import child, free_port, sequential
 from mcp import Client
 from profile_gateway import report
 
-from gateway import FIXTURE, child
+from gateway import FIXTURE
 from toolmesh import ToolRegistry
 from toolmesh.mcp import McpServer
 

@@ -47,10 +47,10 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-from _loopback import IN_FLIGHT, Call, concurrent, free_port, sequential
+from _loopback import IN_FLIGHT, Call, child, concurrent, free_port, sequential
 from mcp import Client
 
-from gateway import FIXTURE, child, cpu_seconds, gateway_config
+from gateway import FIXTURE, cpu_seconds, gateway_config
 
 ARGS = {"text": "hello"}
 

@@ -42,23 +42,21 @@ import os
 import random
 import re
 import signal
-import subprocess
 import sys
 import tempfile
 import time
 import traceback
 from collections import Counter
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import anyio
-from _loopback import free_port, port_open
+from _loopback import ROOT, child, free_port
 from anyio.abc import Process
 from mcp import Client
 
-ROOT = Path(__file__).resolve().parent.parent
 FIXTURE = ROOT / "tests" / "fixtures" / "demo_server.py"
 CALL_BOUND = 60.0
 """Seconds a call may take before it counts as hung (lost)."""
@@ -153,37 +151,6 @@ def slope(samples: list[tuple[float, float]]) -> float:
     mean_m = sum(m for _, m in samples) / n
     spread = sum((t - mean_t) ** 2 for t, _ in samples)
     return 60 * sum((t - mean_t) * (m - mean_m) for t, m in samples) / spread if spread else 0.0
-
-
-@contextlib.asynccontextmanager
-async def child(argv: list[str], port: int, log: Path, env: dict[str, str] | None = None) -> AsyncIterator[Process]:
-    """Run a program until the block ends; yield once ``port`` accepts connections."""
-    with log.open("ab") as sink:
-        process = await anyio.open_process(
-            argv,
-            env={**os.environ, "FIXTURE_LOG_LEVEL": "CRITICAL", **(env or {})},
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=sink,
-            cwd=str(ROOT),
-        )
-    try:
-        with anyio.fail_after(90):
-            while not port_open(port):
-                if process.returncode is not None:
-                    raise RuntimeError(f"{argv[:3]} exited ({process.returncode}); see {log}")
-                await anyio.sleep(0.05)
-        yield process
-    finally:
-        with anyio.CancelScope(shield=True):
-            if process.returncode is None:
-                process.terminate()
-            with anyio.move_on_after(15):
-                await process.wait()
-            if process.returncode is None:
-                process.kill()
-            await process.wait()
-            await process.aclose()
 
 
 class Soak:
@@ -322,15 +289,17 @@ async def run(args: argparse.Namespace, folder: Path) -> int:
     toolmesh = [str(script)] if script.exists() else [sys.executable, "-m", "toolmesh"]
     gateway_argv = [*toolmesh, "serve", "--config", str(gateway_config(folder, web_port, port))]
     async with contextlib.AsyncExitStack() as stack:
-        web = [await stack.enter_async_context(child(web_argv, web_port, folder / "web.log"))]
+        web = [await stack.enter_async_context(child("the web server", web_argv, web_port, folder / "web.log"))]
         state = {"TOOLMESH_STATE_DIR": str(folder / "state")}
-        gateway = await stack.enter_async_context(child(gateway_argv, port, folder / "gateway.log", state))
+        gateway = await stack.enter_async_context(
+            child("toolmesh serve", gateway_argv, port, folder / "gateway.log", state)
+        )
         soak = Soak(args, f"http://127.0.0.1:{port}/mcp", gateway)
 
         async def restart_web() -> None:
             web[0].kill()
             await web[0].wait()
-            web[0] = await stack.enter_async_context(child(web_argv, web_port, folder / "web.log"))
+            web[0] = await stack.enter_async_context(child("the web server", web_argv, web_port, folder / "web.log"))
 
         async with anyio.create_task_group() as group:
             group.start_soon(soak.sampler)

@@ -4,6 +4,7 @@ socket client that uploads a large body to see when the server stops reading it.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -14,11 +15,22 @@ import anyio
 import httpx2
 import mcp
 from mcp.client.streamable_http import streamable_http_client
+from starlette.types import ASGIApp, Message
 
 from toolmesh import Entry, ToolRegistry, tool
 from toolmesh.gateway import HttpSettings, McpGateway
 
-__all__ = ["Upload", "client", "look_and_wipe", "only_look", "serving", "upload"]
+__all__ = ["ACCEPT", "INIT", "Upload", "asgi_post", "client", "look_and_wipe", "only_look", "serving", "upload"]
+
+ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+"""The headers of a raw Streamable HTTP POST (JSON body, JSON or SSE answer)."""
+INIT = {
+    "jsonrpc": "2.0",
+    "id": 1,
+    "method": "initialize",
+    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
+}
+"""A raw 2025-11-25 ``initialize`` request."""
 
 
 @tool
@@ -150,3 +162,34 @@ async def upload(
                 await ended.wait()  # the server is closing: read its answer to the end
             group.cancel_scope.cancel()
     return Upload(bytes(answer), sent, sent < most)
+
+
+async def asgi_post(app: ASGIApp, body: dict[str, Any], **headers: str) -> tuple[int, dict[str, str]]:
+    """POST ``body`` to ``/mcp`` of an ASGI ``app`` as uvicorn would (from 127.0.0.1); its answer's status and
+    headers."""
+    raw = json.dumps(body).encode()
+    given = {"host": "127.0.0.1", **{k.lower(): v for k, v in ACCEPT.items()}, **headers}
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "query_string": b"",
+        "headers": [(k.encode(), v.encode()) for k, v in {**given, "content-length": str(len(raw))}.items()],
+    }
+    sent: list[Message] = []
+    delivered = False
+
+    async def receive() -> Message:
+        nonlocal delivered
+        if delivered:
+            await anyio.sleep_forever()
+        delivered = True
+        return {"type": "http.request", "body": raw, "more_body": False}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    with anyio.fail_after(30):
+        await app(scope, receive, send)
+    start = next(message for message in sent if message["type"] == "http.response.start")
+    return start["status"], {k.decode().lower(): v.decode() for k, v in start.get("headers", [])}

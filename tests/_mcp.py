@@ -67,6 +67,15 @@ def everything_stdio(label: str = "everything", env: Mapping[str, str] | None = 
     return McpServer.stdio(label, command, args, env={**child_env, **(env or {})}, **options)
 
 
+def alive(pid: int) -> bool:
+    """Whether process ``pid`` runs (a zombie, dead but not yet reaped, counts as gone)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat[stat.rfind(")") + 2] != "Z"
+
+
 def child_pids(parent: int | None = None) -> set[int]:
     """Pids of the live (not zombie) child processes of ``parent`` (this process by default)."""
     parent = os.getpid() if parent is None else parent

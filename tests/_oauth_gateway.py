@@ -12,21 +12,14 @@ from typing import Any
 import httpx2
 
 from _authserver import AuthServer, Tls, running_auth_server, tls
-from _gateway import serving
+from _gateway import ACCEPT, INIT, serving
 from toolmesh import ToolContext, ToolRegistry, tool
 from toolmesh.gateway import AccessRule, HttpSettings, McpGateway, OAuthSettings
 
-__all__ = ["ACCEPT", "INIT", "OAuthScene", "free_port", "oauth_scene", "post_init", "whoami_registry"]
+__all__ = ["ACCEPT", "INIT", "USERS", "OAuthScene", "free_port", "oauth_scene", "post_init", "whoami_registry"]
 
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-"""Headers and body of a Streamable HTTP ``initialize`` request: what a client sends first, with its token."""
 USERS = {"alice": {"mcp", "tools:admin", "tools:read"}, "bob": {"mcp", "tools:read"}}
+"""The authorization server's users and the scopes each may be granted."""
 
 
 @tool

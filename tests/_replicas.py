@@ -15,7 +15,6 @@ proves where each request went. Every process started here is stopped on exit.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -31,7 +30,7 @@ import mcp
 from anyio.abc import Process
 from mcp.client.streamable_http import streamable_http_client
 
-from _servers import FIXTURES, ROOT, free_port, stop_process
+from _servers import FIXTURES, free_port, stop_process, toolmesh_env
 from _services import Front, _wait_listening, haproxy
 
 REPLICA_HEADER = "x-toolmesh-replica"
@@ -106,10 +105,6 @@ class Mesh:
         await process.wait()
 
 
-def _pythonpath() -> str:
-    return os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
-
-
 def _config(folder: Path, state: str | None, extra: dict[str, Any]) -> Path:
     serve: dict[str, Any] = {"transport": "http", "host": "127.0.0.1"}
     if state is not None:
@@ -123,7 +118,7 @@ def _config(folder: Path, state: str | None, extra: dict[str, Any]) -> Path:
 async def _replica(config: Path, name: str, port: int, extra: Sequence[str], env: dict[str, str]) -> Process:
     process = await anyio.open_process(
         [sys.executable, "-m", "toolmesh", "serve", "-c", str(config), "--port", str(port), *extra],
-        env={**os.environ, **env, "PYTHONPATH": _pythonpath(), "TOOLMESH_TEST_REPLICA": name},
+        env=toolmesh_env(**env, TOOLMESH_TEST_REPLICA=name),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=None,  # inherited: pytest shows it on failure

@@ -64,6 +64,12 @@ def fixture_server(script: str | os.PathLike[str] = DEMO, env: Mapping[str, str]
     return fixture_module(script).build_server(dict(env or {}))
 
 
+def toolmesh_env(**extra: str) -> dict[str, str]:
+    """This process's environment for a toolmesh subprocess: this tree's ``src`` first on PYTHONPATH, and ``extra``."""
+    path = os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])
+    return {**os.environ, "PYTHONPATH": path, **extra}
+
+
 def free_port() -> int:
     """A TCP port on 127.0.0.1 that was free a moment ago."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:

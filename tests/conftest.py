@@ -11,6 +11,8 @@ from collections.abc import Iterator
 
 import pytest
 
+from _audit import Audited, audit_logger
+
 STATE_DIR_ENV = "TOOLMESH_STATE_DIR"
 """Where toolmesh commands keep their server logs (``toolmesh._cli.server_log``)."""
 
@@ -18,6 +20,13 @@ STATE_DIR_ENV = "TOOLMESH_STATE_DIR"
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+@pytest.fixture
+def audit_lines() -> Iterator[Audited]:
+    """A logger of the test's own and the audit lines it wrote (``_audit.audit_logger``)."""
+    with audit_logger() as found:
+        yield found
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -13,7 +13,7 @@ import threading
 import time
 from pathlib import Path
 
-from _servers import FIXTURES, ROOT
+from _servers import FIXTURES, toolmesh_env
 
 STUBBORN = FIXTURES / "stubborn_server.py"
 _WAIT = 60.0
@@ -71,7 +71,7 @@ def test_a_second_ctrl_c_kills_the_server_group(tmp_path: Path) -> None:
         ),
         encoding="utf-8",
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = toolmesh_env()
     command = [sys.executable, "-c", "from toolmesh._cli.main import main; main()"]
     cli = subprocess.Popen(
         [*command, "call", "stubborn__slow", '{"seconds": 600}', "-c", str(config)],

@@ -14,7 +14,8 @@ from typing import Any
 
 from typer.testing import CliRunner, Result
 
-from _servers import DEMO, ROOT
+from _mcp import alive
+from _servers import DEMO, ROOT, toolmesh_env
 from toolmesh._cli.main import app
 
 _WAIT = 60.0
@@ -38,15 +39,7 @@ def _invoke(*args: str, columns: int = 100) -> Result:
 
 
 def _env() -> dict[str, str]:
-    return {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
-
-
-def _alive(pid: int) -> bool:
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
+    return toolmesh_env()
 
 
 # -- 1. a provider's optional package -------------------------------------------------------
@@ -137,9 +130,9 @@ def test_ctrl_c_while_connecting_reports_stopped_servers_not_failed_ones(tmp_pat
         assert "stopped" in lines["demo"]
         assert "0 of 2 servers connected (0 tools), 2 stopped" in stderr
         deadline = time.monotonic() + _WAIT
-        while _alive(pid) and time.monotonic() < deadline:
+        while alive(pid) and time.monotonic() < deadline:
             time.sleep(0.05)
-        assert not _alive(pid)
+        assert not alive(pid)
     finally:
         if cli.poll() is None:
             cli.kill()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -12,10 +11,10 @@ import httpx2
 import mcp
 from mcp.client.stdio import StdioServerParameters
 
-from _servers import ROOT, free_port
+from _servers import ROOT, free_port, toolmesh_env
 
 EXAMPLES = ROOT / "examples"
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+ENV = toolmesh_env()
 SECRET = "notes-env-secret-0123456789"
 
 

@@ -7,12 +7,11 @@ import json
 import logging
 import os
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
 import anyio
-import pytest
 
+from _audit import Audited, audit_logger
 from _calls import call
 from _mcp import demo_stdio
 from toolmesh import ErrorKind, ToolExecutionError, ToolRegistry, run_tool_calls
@@ -21,31 +20,6 @@ from toolmesh.policy import DenyTools
 
 SERVER_SECRET = "env-secret-0123456789"
 BEARER = "bearer-token-abcdefghij"
-
-
-class Lines(logging.Handler):
-    """Keeps every formatted line a logger emits."""
-
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(self.format(record))
-
-    def records(self) -> list[dict[str, object]]:
-        return [json.loads(line) for line in self.lines]
-
-
-@pytest.fixture
-def audit_logger() -> Iterator[tuple[logging.Logger, Lines]]:
-    logger = logging.getLogger(f"test.audit.{uuid.uuid4().hex}")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    lines = Lines()
-    logger.addHandler(lines)
-    yield logger, lines
-    logger.removeHandler(lines)
 
 
 def natives(registry: ToolRegistry) -> None:
@@ -66,9 +40,9 @@ def natives(registry: ToolRegistry) -> None:
 
 
 async def test_one_line_per_call_for_every_disposition_without_secrets(
-    audit_logger: tuple[logging.Logger, Lines],
+    audit_lines: Audited,
 ) -> None:
-    logger, lines = audit_logger
+    logger, lines = audit_lines
     async with ToolRegistry() as registry:
         natives(registry)
         await registry.connect(demo_stdio("demo", env={"DEMO_API_KEY": SERVER_SECRET}))
@@ -115,8 +89,8 @@ async def test_one_line_per_call_for_every_disposition_without_secrets(
         assert record["time"].endswith("Z") and record["duration_ms"] >= 0
 
 
-async def test_the_arguments_are_hashed_only_unless_asked(audit_logger: tuple[logging.Logger, Lines]) -> None:
-    logger, lines = audit_logger
+async def test_the_arguments_are_hashed_only_unless_asked(audit_lines: Audited) -> None:
+    logger, lines = audit_lines
     async with ToolRegistry() as registry:
         natives(registry)
         await run_tool_calls(registry, [call("c1", "add", a=40, b=2)], hooks=[AuditLog(logger)])
@@ -125,10 +99,8 @@ async def test_the_arguments_are_hashed_only_unless_asked(audit_logger: tuple[lo
     assert line["arguments_sha256"] == hashlib.sha256(b'{"a":40,"b":2}').hexdigest()
 
 
-async def test_a_jwt_in_the_arguments_is_starred_out_before_it_is_written_or_hashed(
-    audit_logger: tuple[logging.Logger, Lines],
-) -> None:
-    logger, lines = audit_logger
+async def test_a_jwt_in_the_arguments_is_starred_out_before_it_is_written_or_hashed(audit_lines: Audited) -> None:
+    logger, lines = audit_lines
     token = "eyJhbGciOiJSUzI1NiIsImtpZCI6ImsxIn0.eyJzdWIiOiJhbGljZSJ9.c2lnbmF0dXJlLWJ5dGVz"
     async with ToolRegistry() as registry:
 
@@ -147,9 +119,9 @@ async def test_a_jwt_in_the_arguments_is_starred_out_before_it_is_written_or_has
 
 
 async def test_a_call_cancelled_while_it_runs_is_recorded_as_cancelled(
-    audit_logger: tuple[logging.Logger, Lines],
+    audit_lines: Audited,
 ) -> None:
-    logger, lines = audit_logger
+    logger, lines = audit_lines
     started = anyio.Event()
     registry = ToolRegistry()
 
@@ -181,13 +153,10 @@ async def test_nothing_is_made_while_the_logger_is_off() -> None:
             made.append(record)
             super().record(record)
 
-    logger = logging.getLogger(f"test.audit.off.{uuid.uuid4().hex}")
-    logger.setLevel(logging.WARNING)
-    lines = Lines()
-    logger.addHandler(lines)
-    async with ToolRegistry() as registry:
-        natives(registry)
-        await run_tool_calls(registry, [call("c1", "add", a=1, b=1)], hooks=[Counting(logger)])
+    with audit_logger(logging.WARNING) as (logger, lines):
+        async with ToolRegistry() as registry:
+            natives(registry)
+            await run_tool_calls(registry, [call("c1", "add", a=1, b=1)], hooks=[Counting(logger)])
     assert made == [] and lines.lines == []  # not even a record is made
 
 

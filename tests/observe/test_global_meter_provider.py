@@ -5,12 +5,11 @@ The global provider can be set once per process, so this runs in a child process
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import textwrap
 
-from _servers import ROOT
+from _servers import toolmesh_env
 
 SCRIPT = textwrap.dedent(
     """
@@ -56,7 +55,7 @@ SCRIPT = textwrap.dedent(
 
 
 def test_the_global_meter_provider_receives_the_metrics_when_serve_metrics_is_absent() -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+    env = toolmesh_env()
     done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "3"

@@ -54,6 +54,16 @@ async def test_a_claim_is_won_once(backend: StateBackend) -> None:
     assert await backend.claim("d", ttl=60)
 
 
+async def test_a_swap_returns_what_was_there_so_one_of_many_swappers_of_a_value_sees_it_new(
+    backend: StateBackend,
+) -> None:
+    assert await backend.swap("w", b"s1", ttl=60) is None
+    swapped = [await backend.swap("w", b"s2", ttl=60) for _ in range(3)]
+    assert swapped == [b"s1", b"s2", b"s2"]
+    assert await backend.swap("w", b"s1", ttl=60) == b"s2"  # a value coming back is new again
+    assert await backend.get("w") == b"s1"
+
+
 async def test_values_counters_and_their_ttls(backend: StateBackend) -> None:
     assert await backend.get("v") is None
     await backend.set("v", b"x", ttl=60)
@@ -85,11 +95,12 @@ async def test_redis_keys_carry_the_prefix_and_a_ttl() -> None:
             lambda: state.claim("c", ttl=10),
             lambda: state.increment("n", ttl=10),
             lambda: state.set("v", b"x", ttl=10),
+            lambda: state.swap("w", b"x", ttl=10),
         ]
         for operation in operations:
             await operation()  # type: ignore[misc]
         keys = sorted(key.decode() for key in await state.client.keys("*"))
-        assert keys == ["deploy:b", "deploy:c", "deploy:n", "deploy:s", "deploy:v"]
+        assert keys == ["deploy:b", "deploy:c", "deploy:n", "deploy:s", "deploy:v", "deploy:w"]
         for key in keys:
             assert 0 < await state.client.pttl(key) <= 11_000, key
 

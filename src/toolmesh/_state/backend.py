@@ -36,7 +36,7 @@ RESYNC: Final = Resync()
 
 
 class StateBackend(ABC):
-    """Counters, token buckets, slots, single-use claims, values and pub/sub, each key with a TTL.
+    """Counters, token buckets, slots, single-use claims, values (set, swapped) and pub/sub, each key with a TTL.
 
     Use it as an async context manager (or call ``aclose``); an open backend is shared
     by every hook and endpoint of one process.
@@ -94,6 +94,13 @@ class StateBackend(ABC):
     @abstractmethod
     async def claim(self, name: str, *, ttl: float, value: bytes = b"1") -> bool:
         """Set ``name`` only if absent (for ``ttl`` seconds): True for the one caller that set it."""
+
+    @abstractmethod
+    async def swap(self, name: str, value: bytes, *, ttl: float) -> bytes | None:
+        """Set ``name`` to ``value`` (for ``ttl`` seconds) and return what it held before (None when absent).
+
+        Atomic: of concurrent swaps of one value, one sees another value before, the others see it.
+        """
 
     @abstractmethod
     async def get(self, name: str, *, refresh_ttl: float | None = None) -> bytes | None:

@@ -97,6 +97,11 @@ class MemoryState(StateBackend):
         self._write(name, value, ttl)
         return True
 
+    async def swap(self, name: str, value: bytes, *, ttl: float) -> bytes | None:
+        before = self._read(name)
+        self._write(name, value, ttl)
+        return before if isinstance(before, bytes) else None
+
     async def get(self, name: str, *, refresh_ttl: float | None = None) -> bytes | None:
         value = self._read(name)
         if value is not None and refresh_ttl is not None:

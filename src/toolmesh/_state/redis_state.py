@@ -169,6 +169,10 @@ class RedisState(StateBackend):
     async def claim(self, name: str, *, ttl: float, value: bytes = b"1") -> bool:
         return bool(await self._do(self.client.set(self.key(name), value, px=_ms(ttl), nx=True)))
 
+    async def swap(self, name: str, value: bytes, *, ttl: float) -> bytes | None:
+        before = await self._do(self.client.set(self.key(name), value, px=_ms(ttl), get=True))
+        return before if isinstance(before, bytes) else None
+
     async def get(self, name: str, *, refresh_ttl: float | None = None) -> bytes | None:
         if refresh_ttl is None:
             value = await self._do(self.client.get(self.key(name)))

@@ -8,20 +8,13 @@ import anyio
 import httpx2
 from openai import AsyncOpenAI
 
-from _gateway import client, serving
+from _gateway import ACCEPT, INIT, client, serving
 from _responses import Reply, ScriptedUpstream, serve_asgi
 from toolmesh import ToolContext, ToolRegistry, tool
 from toolmesh.gateway import BearerToken, HttpSettings, McpGateway, ResponsesEndpoint, ResponsesSettings
 
 ALICE = "alice-token-0123456789abcdef"
 BOB = "bob-token-0123456789abcdef"
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 @tool

@@ -4,7 +4,6 @@ and policy.callers, met by the official MCP client's OAuth flow against a real a
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -18,9 +17,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 from _authserver import AuthServer, oauth_client, running_auth_server, tls
 from _oauth_gateway import free_port
-from _servers import ROOT
+from _servers import toolmesh_env
 
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+ENV = toolmesh_env()
 TOOLS = '''
 from toolmesh import ToolContext, tool
 

@@ -9,18 +9,11 @@ import anyio.abc
 import httpx2
 import pytest
 
-from _gateway import client, look_and_wipe, only_look, serving
+from _gateway import ACCEPT, INIT, client, look_and_wipe, only_look, serving
 from toolmesh import ConfigurationError, ToolRegistry
 from toolmesh.gateway import BearerToken, HttpSettings, McpGateway
 
 MODES = ["legacy", "2026-07-28"]
-INIT = {
-    "jsonrpc": "2.0",
-    "id": 1,
-    "method": "initialize",
-    "params": {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-}
-ACCEPT = {"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
 
 
 async def _post(url: str, headers: dict[str, str] | None = None, body: Any = None, content: bytes | None = None) -> int:

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import logging
 import re
-import uuid
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
 import anyio
 import httpx2
-import pytest
 
+from _audit import Audited
 from _gateway import client, serving
 from _mcp import demo_stdio, wait_until
 from toolmesh import ErrorKind, ToolExecutionError, ToolRegistry
@@ -23,26 +21,6 @@ from toolmesh.policy import RateLimit
 
 TOKEN = "gateway-bearer-token-0123456789"
 SERVER_SECRET = "upstream-env-secret-9876543210"
-
-
-class Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(self.format(record))
-
-
-@pytest.fixture
-def audit_lines() -> Iterator[tuple[logging.Logger, Lines]]:
-    logger = logging.getLogger(f"test.gateway.audit.{uuid.uuid4().hex}")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    lines = Lines()
-    logger.addHandler(lines)
-    yield logger, lines
-    logger.removeHandler(lines)
 
 
 def natives(registry: ToolRegistry) -> None:
@@ -90,7 +68,9 @@ def sample(text: str, name: str, **labels: str) -> float:
     return total
 
 
-async def test_audit_and_metrics_after_a_known_sequence_of_calls(audit_lines: tuple[logging.Logger, Lines]) -> None:
+async def test_audit_and_metrics_after_a_known_sequence_of_calls(
+    audit_lines: Audited,
+) -> None:
     logger, lines = audit_lines
     with PrometheusMetrics() as prometheus:
         async with ToolRegistry() as registry:
@@ -163,7 +143,9 @@ async def test_audit_and_metrics_after_a_known_sequence_of_calls(audit_lines: tu
     assert sample(text, "toolmesh_mcp_server_up", toolmesh_server="demo") == 1
 
 
-async def test_a_call_the_client_cancels_is_audited_as_cancelled(audit_lines: tuple[logging.Logger, Lines]) -> None:
+async def test_a_call_the_client_cancels_is_audited_as_cancelled(
+    audit_lines: Audited,
+) -> None:
     logger, lines = audit_lines
     started, cancelled = anyio.Event(), anyio.Event()
     registry = ToolRegistry()

@@ -21,25 +21,16 @@ import pytest
 from mcp.client.stdio import StdioServerParameters
 
 from _gateway import client
-from _mcp import child_pids
-from _servers import ROOT
+from _mcp import alive, child_pids
+from _servers import ROOT, toolmesh_env
 from toolmesh import ToolRegistry
 from toolmesh.mcp import McpServer
 
 EXAMPLES = ROOT / "examples"
 TOKEN = "test-gateway-token-0123456789abcdef"
 _WAIT = 60.0
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+ENV = toolmesh_env()
 TOOLMESH = [sys.executable, "-m", "toolmesh"]
-
-
-def _alive(pid: int) -> bool:
-    """Whether ``pid`` runs (a zombie, dead but not yet reaped, counts as gone)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat[stat.rfind(")") + 2] != "Z"
 
 
 def _lines(stream: object, into: queue.Queue[str]) -> None:
@@ -129,7 +120,7 @@ def test_serve_over_http_as_a_real_process_and_sigterm_leaves_no_child(tmp_path:
         assert gateway.wait(timeout=_WAIT) == 0
         assert gateway.stderr is not None
         assert "stopped: the client sessions" in gateway.stderr.read()
-        assert [pid for pid in children if _alive(pid)] == []
+        assert [pid for pid in children if alive(pid)] == []
     finally:
         if gateway.poll() is None:
             gateway.kill()

@@ -19,7 +19,8 @@ from _gateway import client, serving
 from _servers import DEMO, fixture_server
 from _services import RedisServer, redis_server
 from toolmesh import McpServer, ToolRegistry
-from toolmesh.gateway import McpGateway, RedisState
+from toolmesh.gateway import McpGateway, MemoryState, RedisState
+from toolmesh.gateway._mcp_face.shared_changes import SharedChanges
 
 
 @asynccontextmanager
@@ -100,3 +101,17 @@ async def test_after_redis_comes_back_clients_are_told_and_changes_flow_again() 
                     break
             names = [t.name for t in (await second.list_tools(cache_mode="refresh")).tools]
     assert "demo__after" in names
+
+
+async def test_one_replica_holding_a_legacy_session_tells_it_of_a_state_and_a_state_coming_back_is_new() -> None:
+    async with MemoryState() as state, ToolRegistry() as registry:
+        first, second = (SharedChanges(state, registry, lambda server, found: None, name) for name in ("a", "b"))
+        told = [
+            await first.tell_session("default", "s1", {"demo": "s1"}),
+            await second.tell_session("default", "s1", {"demo": "s1"}),  # the same change, heard by another copy
+            await second.tell_session("default", "s2", {"demo": "s1"}),  # another session
+            await second.tell_session("default", "s1", {"demo": "s2", None: "n1"}),
+            await first.tell_session("default", "s1", {"demo": "s2", None: "n1"}),
+            await first.tell_session("default", "s1", {"demo": "s1"}),  # the server changed back
+        ]
+    assert told == [True, False, True, True, False, True]

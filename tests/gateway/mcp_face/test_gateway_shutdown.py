@@ -6,9 +6,11 @@ import socket
 
 import anyio
 
-from _gateway import client
+from _gateway import INIT, asgi_post, client
 from toolmesh import ToolRegistry
 from toolmesh.gateway import HttpSettings, McpGateway
+
+LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
 async def _ping(arguments: dict[str, object]) -> str:
@@ -55,3 +57,21 @@ async def test_cancelling_serve_http_closes_open_sessions_and_streams() -> None:
         probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         probe.bind(("127.0.0.1", port))
         probe.listen(1)
+
+
+async def test_a_request_reaching_the_app_before_or_after_its_lifespan_is_told_to_retry_with_503() -> None:
+    """A stopping gateway's session managers end before uvicorn stops passing requests on: such a request is
+    answered 503 with Retry-After (nothing of it runs), on either protocol version, stateful or stateless."""
+    registry = ToolRegistry()
+    registry.register_dynamic("ping", {"type": "object", "properties": {}}, _ping)
+    answers = []
+    for stateless in (False, True):
+        app = McpGateway(registry).http_app(HttpSettings(port=0, stateless=stateless))
+        answers.append(await asgi_post(app, INIT))
+        async with app.router.lifespan_context(app):
+            running, _ = await asgi_post(app, INIT)
+        answers.append(await asgi_post(app, INIT))
+        answers.append(await asgi_post(app, LIST, **{"mcp-protocol-version": "2026-07-28"}))
+        assert running == 200
+    assert [status for status, _ in answers] == [503] * 6
+    assert all(headers.get("retry-after") == "1" for _, headers in answers)

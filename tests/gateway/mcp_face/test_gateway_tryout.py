@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import importlib.metadata
 import json
-import os
 import queue
 import re
 import signal
@@ -20,13 +19,13 @@ import pytest
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
 from _gateway import client, look_and_wipe, only_look, serving
-from _servers import DEMO, ROOT
+from _servers import DEMO, ROOT, toolmesh_env
 from toolmesh.gateway import GatewayConfig, McpGateway
 from toolmesh.policy import DenyAnnotated
 
 MODES = ["legacy", "2026-07-28"]
 EXAMPLES = ROOT / "examples"
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+ENV = toolmesh_env()
 TOOLMESH = [sys.executable, "-m", "toolmesh"]
 
 

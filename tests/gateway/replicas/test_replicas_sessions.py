@@ -30,6 +30,8 @@ from _services import redis_server
 MODES = ["legacy", "2026-07-28"]
 CALLS = 200
 LIMIT = 10
+QUIET = 3.0
+"""Seconds a test waits for a notification that must not come (a duplicate arrives within milliseconds)."""
 SECRET = "one-secret-for-every-replica-0123"
 CALC_CALLS: list[str] = []
 MODEL = ScriptedUpstream([Reply(tool_calls=[("calc__add", '{"a": 2, "b": 2}')]), Reply(text="4")])
@@ -142,27 +144,57 @@ async def test_a_rate_limit_holds_across_replicas_and_clients(fresh: Mesh) -> No
     assert len({replica for kind, replica in fresh.posts if kind == "call"}) == 3
 
 
+class _ListChanges:
+    """A client's message handler counting the tool-list changes it hears."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._more = anyio.Event()
+
+    async def __call__(self, message: Any) -> None:
+        if isinstance(message, mcp_types.ToolListChangedNotification):
+            self.count += 1
+            self._more.set()
+
+    async def reach(self, count: int) -> None:
+        """Wait until ``count`` changes were heard."""
+        while self.count < count:
+            await self._more.wait()
+            self._more = anyio.Event()
+
+
 async def test_a_change_made_through_any_replica_reaches_the_legacy_clients_get_stream(fresh: Mesh) -> None:
     """`local` is each replica's own stdio server: `grow` through one changes that replica's catalog; the
-    client's one GET stream, on one replica, hears every change (told by the replica that made it, through
-    the session's events in Redis, and by the others, through the shared catalog changes)."""
-    heard = 0
-    changed = anyio.Event()
-
-    async def on_message(message: Any) -> None:
-        nonlocal heard
-        if isinstance(message, mcp_types.ToolListChangedNotification):
-            heard += 1
-            if heard >= 3:
-                changed.set()
-
+    client's one GET stream, on one replica, hears every change (told by a replica holding a copy of the
+    session, whichever it is, through the session's events in Redis)."""
+    heard = _ListChanges()
     with anyio.fail_after(100):
-        async with fresh.client("legacy", message_handler=on_message) as client:
+        async with fresh.client("legacy", message_handler=heard) as client:
+            while not fresh.gets:  # a change made before its notification stream is open reaches no one
+                _text(await client.call_tool("add", {"a": 1, "b": 1}))
             for name in ("new_a", "new_b", "new_c"):
                 _text(await client.call_tool("local__grow", {"name": name}))
-            await changed.wait()
+            await heard.reach(3)
     grown_on = {replica for kind, replica in fresh.posts if kind == "call"}
     assert len(set(fresh.gets)) == 1 and len(grown_on) >= 2 and grown_on - set(fresh.gets)
+
+
+async def test_a_legacy_session_every_replica_holds_hears_one_list_changed_per_change(fresh: Mesh) -> None:
+    """Each replica that served the session holds a copy of it, and each hears of every change (its own, or
+    another's over Redis); the one that first swaps the change into the session's `told:` key tells the
+    client, on the session's one GET stream. `local` changes one replica's catalog, `demo` every replica's."""
+    heard = _ListChanges()
+    with anyio.fail_after(100):
+        async with fresh.client("legacy", message_handler=heard) as client:
+            # until its notification stream is open and every replica holds a copy of the session
+            while not fresh.gets or len({replica for kind, replica in fresh.posts if kind == "call"}) < 3:
+                _text(await client.call_tool("add", {"a": 1, "b": 1}))
+            for count, name in enumerate(("once_a", "once_b", "once_c", "once_d"), start=1):
+                _text(await client.call_tool(("local__grow", "demo__grow")[count % 2], {"name": name}))
+                await heard.reach(count)
+            with anyio.move_on_after(QUIET):  # time for a second telling of any change to arrive
+                await heard.reach(5)
+    assert heard.count == 4
 
 
 async def test_a_listen_stream_on_one_replica_hears_a_change_made_through_another(fresh: Mesh) -> None:

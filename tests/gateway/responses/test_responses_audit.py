@@ -2,12 +2,9 @@
 
 from __future__ import annotations
 
-import json
-import logging
-import uuid
-
 from openai import AsyncOpenAI
 
+from _audit import Audited
 from _responses import Reply, ScriptedUpstream, serve_asgi
 from toolmesh import ToolRegistry, tool
 from toolmesh.gateway import BearerToken, HttpSettings, McpGateway, ResponsesEndpoint, ResponsesSettings
@@ -16,27 +13,16 @@ from toolmesh.hooks import AuditLog
 TOKEN = "responses-audit-token-0123456789"
 
 
-class Lines(logging.Handler):
-    def __init__(self) -> None:
-        super().__init__(logging.INFO)
-        self.lines: list[str] = []
-
-    def emit(self, record: logging.LogRecord) -> None:
-        self.lines.append(self.format(record))
-
-
 @tool
 def ping(word: str) -> str:
     """Answer pong."""
     return f"pong {word}"
 
 
-async def test_a_catalog_call_of_the_responses_endpoint_is_audited() -> None:
-    logger = logging.getLogger(f"test.responses.audit.{uuid.uuid4().hex}")
-    logger.setLevel(logging.INFO)
-    logger.propagate = False
-    lines = Lines()
-    logger.addHandler(lines)
+async def test_a_catalog_call_of_the_responses_endpoint_is_audited(
+    audit_lines: Audited,
+) -> None:
+    logger, lines = audit_lines
     upstream = ScriptedUpstream([Reply(tool_calls=[("ping", '{"word": "hi"}')]), Reply(text="done")])
     async with serve_asgi(upstream.app) as model, ToolRegistry() as registry:
         registry.register(ping)
@@ -46,9 +32,8 @@ async def test_a_catalog_call_of_the_responses_endpoint_is_audited() -> None:
         app = gateway.http_app(settings, responses=endpoint)
         async with serve_asgi(app) as base, AsyncOpenAI(base_url=base + "/v1", api_key=TOKEN, max_retries=0) as client:
             response = await client.responses.create(model="m", input="hi")
-    logger.removeHandler(lines)
     assert response.output_text == "done"
-    (record,) = [json.loads(line) for line in lines.lines]
+    (record,) = lines.records()
     assert (record["tool"], record["disposition"], record["kind"]) == ("ping", "succeeded", "native")
     assert (record["profile"], record["subject"], record["arguments"]) == ("default", "svc", '{"word":"hi"}')
     assert TOKEN not in lines.lines[0]

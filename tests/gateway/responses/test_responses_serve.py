@@ -4,7 +4,6 @@ the endpoint sits behind the gateway's tokens and Host checks; the config's ``re
 from __future__ import annotations
 
 import json
-import os
 import re
 import signal
 import subprocess
@@ -20,7 +19,7 @@ from anyio.streams.text import TextReceiveStream
 from openai import AsyncOpenAI
 
 from _responses import Reply, ScriptedUpstream, calc_server, mcp_tool, serve_asgi, strict_response
-from _servers import ROOT
+from _servers import ROOT, toolmesh_env
 from toolmesh import ToolRegistry, tool
 from toolmesh.gateway import (
     BearerToken,
@@ -32,7 +31,7 @@ from toolmesh.gateway import (
 )
 from toolmesh.gateway._responses.settings import settings_from_config
 
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+ENV = toolmesh_env()
 TOKEN = "responses-test-token-0123456789"
 
 

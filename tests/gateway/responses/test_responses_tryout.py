@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import subprocess
 import sys
 from pathlib import Path
@@ -15,7 +14,7 @@ import openai
 import pytest
 
 from _responses import Reply, ScriptedUpstream, mcp_tool, responses_gateway, scene, serve_asgi
-from _servers import ROOT, free_port
+from _servers import free_port, toolmesh_env
 from toolmesh import ToolRegistry, tool
 from toolmesh._core.errors import ConfigurationError
 from toolmesh.gateway import GatewayConfig, ResponsesSettings
@@ -23,7 +22,7 @@ from toolmesh.gateway._responses.request import RequestError
 from toolmesh.gateway._responses.settings import settings_from_config
 from toolmesh.gateway._responses.urls import UrlPolicy
 
-ENV = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT / "src"), os.environ.get("PYTHONPATH", "")])}
+ENV = toolmesh_env()
 NO_OPENAI = (
     "import sys; sys.modules['openai'] = None; sys.argv = ['toolmesh', *sys.argv[1:]]; "
     "from toolmesh._cli.main import main; main()"

@@ -17,7 +17,8 @@ level is not passed upstream: upstream sessions are shared). Resource subscripti
 last; each update goes to the subscribed clients.
 
 Tool-list changes reach every client: handshake-era (2025-11-25) connections are
-kept (``_Sessions``) and each is sent ``notifications/tools/list_changed``;
+kept (``LegacySessions``) and each is sent ``notifications/tools/list_changed``
+(a session several replicas hold a copy of is told by the one that claims the change);
 2026-07-28 clients hear it on ``subscriptions/listen`` streams, through the face's
 subscription bus. A change of a server's rows (connected, refreshed, left) also
 announces the resource and prompt lists as changed.
@@ -28,7 +29,7 @@ from __future__ import annotations
 import logging
 import warnings
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any, cast, get_args
+from typing import Any, cast
 
 import anyio
 import mcp_types
@@ -58,18 +59,20 @@ from toolmesh.gateway._shared.http import identity_of
 from toolmesh.mcp._client.session import CLIENT_INFO
 
 from .calls import run_call
+from .legacy_sessions import LegacySessions
 from .passthrough import Upstream, page
 from .rounds import InputRounds
 from .search_mode import schema_of, search_mode_call, search_tools
 
-__all__ = ["ProfileFace"]
+__all__ = ["ProfileFace", "TellingClaim"]
+
+TellingClaim = Callable[[str, str], Awaitable[bool]]
+"""``claim(profile, session_id)``: whether this replica is the one to tell that session of a change."""
 
 logger = logging.getLogger("toolmesh.gateway")
 
 _NOTIFY_TIMEOUT = 10.0
 """Seconds one client may take to accept a list-changed notification before it is skipped."""
-_SEVERITY = {level: rank for rank, level in enumerate(get_args(mcp_types.LoggingLevel))}
-"""MCP log level -> its rank, debug (0) to emergency (7)."""
 
 
 class _GatewayServer(Server[Any]):
@@ -85,77 +88,6 @@ class _GatewayServer(Server[Any]):
             tools_changed=True, resources_changed=True, prompts_changed=True
         )
         return super().create_initialization_options(options, experimental_capabilities, extensions)
-
-
-class _Sessions:
-    """The handshake-era connections of one face, kept until each connection closes.
-
-    The SDK hands handlers a per-request ``ServerSession``; its connection-wide channel
-    (the one a list-changed notification travels on) is the same for every request of
-    a connection, so one session per connection is kept, keyed by the connection.
-    Reading the connection off the session is the one place this module touches an SDK
-    private attribute (``ServerSession._connection``): the SDK offers no other handle.
-    """
-
-    def __init__(self, release: Callable[[int, set[str]], Awaitable[None]]) -> None:
-        """Args:
-        release: Lets go of a closed connection's resource subscriptions (its key, its URIs).
-        """
-        self._release = release
-        self._by_connection: dict[int, ServerSession] = {}
-        self._log_levels: dict[int, int] = {}
-        """Connection -> the lowest severity (``_SEVERITY`` rank) its ``logging/setLevel`` asked for."""
-        self._subscriptions: dict[int, set[str]] = {}
-        """Connection -> the resource URIs it subscribed to."""
-
-    def remember(self, session: ServerSession) -> int | None:
-        """Keep ``session``'s connection until it closes; its key, or None when it has no connection."""
-        connection = getattr(session, "_connection", None)
-        if connection is None:
-            return None
-        key = id(connection)
-        if key in self._by_connection:
-            return key
-        self._by_connection[key] = session
-        connection.exit_stack.push_async_callback(self._closed, key)
-        return key
-
-    async def _closed(self, key: int) -> None:
-        self._by_connection.pop(key, None)
-        self._log_levels.pop(key, None)
-        uris = self._subscriptions.pop(key, set())
-        if uris:
-            await self._release(key, uris)
-
-    def subscribed_to(self, uri: str) -> list[ServerSession]:
-        """The open connections subscribed to ``uri``."""
-        keys = [key for key, uris in self._subscriptions.items() if uri in uris]
-        return [self._by_connection[key] for key in keys if key in self._by_connection]
-
-    def subscribe(self, key: int, uri: str, on: bool = True) -> None:
-        """Record (``on``) or drop the connection's subscription to ``uri``."""
-        if on:
-            self._subscriptions.setdefault(key, set()).add(uri)
-        else:
-            self._subscriptions.get(key, set()).discard(uri)
-
-    def set_log_level(self, session: ServerSession, level: str) -> None:
-        """Send this connection the log messages at ``level`` and above from now on."""
-        key = self.remember(session)
-        if key is not None:
-            self._log_levels[key] = _SEVERITY[level]
-
-    def wants_log(self, session: ServerSession, level: str) -> bool:
-        """Whether the connection asked for messages at ``level`` (all of them, until it sets a level)."""
-        connection = getattr(session, "_connection", None)
-        floor = self._log_levels.get(id(connection)) if connection is not None else None
-        return floor is None or _SEVERITY.get(level, len(_SEVERITY)) >= floor
-
-    def __len__(self) -> int:
-        return len(self._by_connection)
-
-    def all(self) -> list[ServerSession]:
-        return list(self._by_connection.values())
 
 
 class ProfileFace:
@@ -180,7 +112,7 @@ class ProfileFace:
         self.hooks = hooks
         """The hooks its calls go through (the gateway's, after its observers bound to this profile)."""
         self._rounds = rounds
-        self._sessions = _Sessions(self._release_all)
+        self._sessions = LegacySessions(self._release_all)
         self.bus = InMemorySubscriptionBus()
         """Where 2026-07-28 ``subscriptions/listen`` streams hear of changes."""
         self.listen = ListenHandler(self.bus)
@@ -210,16 +142,20 @@ class ProfileFace:
             self._sessions.remember(ctx.session)
         return await call_next(ctx)
 
-    async def notify_changed(self, servers: bool) -> None:
+    async def notify_changed(self, servers: bool, claim: TellingClaim | None = None) -> None:
         """Tell every connected client of this profile that its tool list changed (a slow one delays no other).
 
         With ``servers`` (a server connected, left or was refreshed), its resource and
-        prompt lists may have changed too, and clients are told so as well.
+        prompt lists may have changed too, and clients are told so as well. With ``claim``,
+        a 2025-11-25 session (one with an ``Mcp-Session-Id``, which other replicas may hold
+        copies of) is told only when ``claim(profile, session id)`` says this replica tells it.
         """
 
-        async def tell(session: ServerSession) -> None:
+        async def tell(session: ServerSession, session_id: str | None) -> None:
             with anyio.move_on_after(_NOTIFY_TIMEOUT):
                 try:
+                    if claim is not None and session_id is not None and not await claim(self.profile, session_id):
+                        return  # another replica holding a copy of the session tells it
                     await session.send_tool_list_changed()
                     if servers:
                         await session.send_resource_list_changed()
@@ -228,8 +164,8 @@ class ProfileFace:
                     logger.debug("profile %r: a client could not be told of a list change: %r", self.profile, exc)
 
         async with anyio.create_task_group() as group:
-            for session in self._sessions.all():
-                group.start_soon(tell, session)
+            for session, session_id in self._sessions.all():
+                group.start_soon(tell, session, session_id)
         await self.bus.publish(ToolsListChanged())
         if servers:
             await self.bus.publish(ResourcesListChanged())

@@ -34,7 +34,7 @@ from toolmesh.gateway._shared.catalog_view import CatalogView, row_rules, server
 from toolmesh.gateway._shared.http import Endpoint, build_app, prime
 from toolmesh.gateway._shared.parts import AppExtension, ServedProfile
 
-from .face import ProfileFace
+from .face import ProfileFace, TellingClaim
 from .handoff import Handoff
 from .lean import lean_paths
 from .lifecycle import Lifecycle, serve, session_managers
@@ -141,6 +141,10 @@ class McpGateway:
         self._servers_changed = False
         self._running = 0
         self._catalog_changed = False
+        self._states: dict[str | None, str] = {}
+        """Server label (None: native rows) -> the state it changed to, not yet told (only with a shared state)."""
+        self._told: dict[str | None, str] = {}
+        """Server label -> the last state this replica told its clients of: hearing of it again tells no one."""
         self._updated: dict[str, str] = {}
         """Resource URI -> server label, of the updates not yet passed on to subscribed clients."""
         self._shared = SharedChanges(self.state, registry, self._marked, self.replica) if self.state.shared else None
@@ -191,14 +195,17 @@ class McpGateway:
     # -- list changes -------------------------------------------------------------
 
     def _changed(self, change: CatalogChange) -> None:
-        if self._shared is not None:
-            self._shared.local(change)
-        self._marked(change.server)
+        self._marked(change.server, self._shared.local(change) if self._shared is not None else None)
 
-    def _marked(self, server: str | None) -> None:
-        """The catalog changed (here, or on another replica): clients of every profile are told."""
+    def _marked(self, server: str | None, state: str | None = None) -> None:
+        """The catalog changed (here, or on another replica; ``state``: what ``server`` changed to, with a shared
+        state backend): clients of every profile are told, once per state."""
         for face in self._faces.values():
             face.view.invalidate()
+        if state is not None:
+            if self._states.get(server, self._told.get(server)) == state:
+                return
+            self._states[server] = state
         self._servers_changed = self._servers_changed or server is not None
         self._catalog_changed = True
         if self._wake is not None:
@@ -219,14 +226,28 @@ class McpGateway:
             changed, self._catalog_changed = self._catalog_changed, False
             servers, self._servers_changed = self._servers_changed, False
             updated, self._updated = self._updated, {}
+            states, self._states = self._states, {}
+            claim = self._claim(states)
             for face in self._faces.values():
                 try:
                     if changed:
-                        await face.notify_changed(servers)
+                        await face.notify_changed(servers, claim)
                     for uri, label in updated.items():
                         await face.notify_updated(label, uri)
                 except Exception:  # one profile's failure must neither stop the fan-out nor the server
                     logger.exception("profile %r: telling clients of a change failed", face.profile)
+
+    def _claim(self, states: dict[str | None, str]) -> TellingClaim | None:
+        """Whether a 2025-11-25 session is this replica's to tell of these states (None: every one is)."""
+        self._told.update(states)
+        shared = self._shared
+        if shared is None or not states:
+            return None
+
+        async def claim(profile: str, session_id: str) -> bool:
+            return await shared.tell_session(profile, session_id, states)
+
+        return claim
 
     @asynccontextmanager
     async def running(self) -> AsyncIterator[None]:

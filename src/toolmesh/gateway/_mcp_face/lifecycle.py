@@ -23,6 +23,7 @@ from starlette.applications import Starlette
 
 from toolmesh.gateway._config.http_settings import HttpSettings
 from toolmesh.gateway._shared.http import security_settings
+from toolmesh.gateway._shared.stopping import GuardedSessionManager
 
 from .face import ProfileFace
 
@@ -171,8 +172,8 @@ def session_managers(
             for profile, face in faces.items()
         }
     return {
-        profile: StreamableHTTPSessionManager(
-            app=face.server,
+        profile: GuardedSessionManager(
+            face.server,
             stateless=settings.stateless,
             security_settings=security,
             max_request_body_size=settings.max_body_bytes,

@@ -23,15 +23,19 @@ and their records in Redis (``SessionStore``):
   notification any replica sends on the session reaches the client's GET stream, and a
   stream cut mid-call is resumed on any replica (``Last-Event-ID``).
 * A client's answer to a server-to-client request (elicitation, sampling) reaching
-  another replica is routed to the one that asked (``answers``).
+  another replica is routed to the one that asked (``answers``, ``relay``).
+* A ``resources/unsubscribe`` or a ``DELETE`` reaching this replica is passed on to the
+  others, whose copies of the session act on it (``relay``): the subscription ends on the
+  replica that holds it.
 
 When Redis cannot be reached, a 2025-11-25 request is answered with a JSON-RPC error
 saying to retry (anything else of that era with 503); 2026-07-28 requests need none of
 this and go on.
 
-What this leans on in the SDK's manager: its public ``asgi_app`` attribute is the entry
-both ``handle_request`` and ``StreamableHTTPASGIApp`` call, so replacing it (and extending
-``run``) is enough to take the handshake era's requests.
+A request reaching the manager before its ``run()`` or after it ended (a stopping replica)
+is answered 503 with ``Retry-After`` (``GuardedSessionManager``, whose ``route`` this
+manager extends to take the handshake era's requests); so is one that reached it while
+running and found it stopped by the time a copy of its session was to start.
 """
 
 from __future__ import annotations
@@ -53,7 +57,6 @@ from mcp.server.connection import Connection
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.runner import serve_connection
 from mcp.server.streamable_http import LAST_EVENT_ID_HEADER, MCP_SESSION_ID_HEADER, StreamableHTTPServerTransport
-from mcp.server.streamable_http_manager import RequestBodyLimitMiddleware, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.inbound import MCP_PROTOCOL_VERSION_HEADER
@@ -66,9 +69,11 @@ from starlette.responses import Response
 from starlette.types import Message, Receive, Scope, Send
 
 from toolmesh._state.errors import StateUnavailableError
+from toolmesh.gateway._shared.stopping import GuardedSessionManager, stopped
 
 from .answers import TaggedWrites, UntaggedReads
 from .events import SharedEventStore
+from .relay import Relay
 from .store import SESSION_TTL, SessionRecord, SessionStore
 
 if TYPE_CHECKING:
@@ -84,8 +89,11 @@ without any: a copy holds what this replica does for the session, such as a reso
 _SCOPE_KEY = "toolmesh.shared_session"
 _MAX_CLIENT_JSON = 64 * 1024
 """Characters of a client's capabilities and info a session record keeps (more: other replicas see none)."""
-_ANSWER_HEADERS = [(b"content-type", b"application/json"), (b"accept", b"application/json, text/event-stream")]
 _REDIS_DOWN = "the gateway's shared session state (Redis) cannot be reached: retry shortly"
+
+
+class _Stopped(Exception):
+    """The manager is not running (before ``run()``, or after it ended): no session can be served here."""
 
 
 @dataclass(eq=False)
@@ -139,7 +147,7 @@ async def _unavailable(scope: Scope, receive: Receive, send: Send) -> None:
     await _error(503, _REDIS_DOWN, mcp_types.INTERNAL_ERROR)(scope, receive, send)
 
 
-class SharedSessionManager(StreamableHTTPSessionManager):
+class SharedSessionManager(GuardedSessionManager):
     """``StreamableHTTPSessionManager`` whose 2025-11-25 sessions any replica serves (module docstring)."""
 
     def __init__(
@@ -152,16 +160,14 @@ class SharedSessionManager(StreamableHTTPSessionManager):
         max_request_body_size: int,
         local_idle: float = LOCAL_IDLE,
     ) -> None:
-        super().__init__(app=app, security_settings=security_settings, max_request_body_size=max_request_body_size)
+        super().__init__(app, security_settings=security_settings, max_request_body_size=max_request_body_size)
         self.store = store
         self.replica = replica
         self._local_idle = local_idle
         self._copies: dict[str, _Copy] = {}
         self._group: TaskGroup | None = None
         self._life: Any = None
-        self._sdk_app = self.asgi_app.app  # the SDK's own handling, inside its body-size limit
-        # the SDK's entry (handle_request and StreamableHTTPASGIApp both call it), with the same limit in front
-        self.asgi_app = RequestBodyLimitMiddleware(self._route, max_request_body_size)
+        self._relay = Relay(store, replica, self._transport_of, self._drop_session)
         app.middleware.append(self._middleware)
 
     def __repr__(self) -> str:
@@ -171,19 +177,22 @@ class SharedSessionManager(StreamableHTTPSessionManager):
     async def run(self) -> AsyncIterator[None]:
         async with super().run(), self.app.lifespan(self.app) as life, anyio.create_task_group() as group:
             self._life, self._group = life, group
-            group.start_soon(self._take_answers, name="toolmesh gateway: answers for this replica")
+            group.start_soon(self._relay.run, name="toolmesh gateway: answers and news for this replica")
             try:
                 yield
             finally:
                 group.cancel_scope.cancel()
                 self._group = None
 
-    async def _route(self, scope: Scope, receive: Receive, send: Send) -> None:
+    async def route(self, scope: Scope, receive: Receive, send: Send) -> None:
         version = Headers(scope=scope).get(MCP_PROTOCOL_VERSION_HEADER)
         if version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS:
-            await self._sdk_app(scope, receive, send)  # 2026-07-28: no session to share
-        else:
+            await super().route(scope, receive, send)  # 2026-07-28: no session to share
+            return
+        try:
             await self._legacy(scope, receive, send)
+        except _Stopped:  # the manager stopped while the request waited on Redis: nothing of it ran
+            await stopped()(scope, receive, send)
 
     # -- 2025-11-25 requests ------------------------------------------------------------
 
@@ -222,8 +231,10 @@ class SharedSessionManager(StreamableHTTPSessionManager):
             scope = {**scope, "headers": [*scope["headers"], (LAST_EVENT_ID_HEADER.encode(), start.encode())]}
         await copy.transport.handle_request({**scope, _SCOPE_KEY: copy}, receive, send)
         if copy.transport.is_terminated:  # the client deleted the session
-            with anyio.CancelScope(shield=True), contextlib.suppress(RedisError):
-                await self.store.end(session_id, record)
+            with anyio.CancelScope(shield=True):
+                with contextlib.suppress(RedisError):
+                    await self.store.end(session_id, record)
+                await self._relay.tell(session_id, ended=True)  # the other copies end, and what they hold
             await self._drop(copy)
 
     async def _open(self, owner: str | None, scope: Scope, receive: Receive, send: Send) -> None:
@@ -244,7 +255,14 @@ class SharedSessionManager(StreamableHTTPSessionManager):
                 await self._drop(copy)
 
     async def _start(self, session_id: str, owner: str | None, record: SessionRecord | None) -> _Copy:
-        """A running copy of the session: a new one (``record`` None), or one continued from its record."""
+        """A running copy of the session: a new one (``record`` None), or one continued from its record.
+
+        Raises:
+            _Stopped: the manager is not running (any more).
+        """
+        group = self._group
+        if group is None:
+            raise _Stopped
         events = SharedEventStore(self.store, session_id)
         transport = StreamableHTTPServerTransport(
             mcp_session_id=session_id,
@@ -276,10 +294,19 @@ class SharedSessionManager(StreamableHTTPSessionManager):
                     with anyio.CancelScope(shield=True):
                         await transport.terminate()
 
-        if self._group is None:
-            raise RuntimeError("SharedSessionManager: use run() first")
-        await self._group.start(serve, name="toolmesh gateway: a 2025-11-25 session")
+        await group.start(serve, name="toolmesh gateway: a 2025-11-25 session")
+        if transport.is_terminated:  # started in a group being cancelled: the manager is stopping
+            raise _Stopped
         return copy
+
+    def _transport_of(self, session_id: str) -> StreamableHTTPServerTransport | None:
+        copy = self._copies.get(session_id)
+        return copy.transport if copy is not None and not copy.transport.is_terminated else None
+
+    async def _drop_session(self, session_id: str) -> None:
+        copy = self._copies.get(session_id)
+        if copy is not None:
+            await self._drop(copy)
 
     async def _drop(self, copy: _Copy) -> None:
         if self._copies.get(copy.session_id) is copy:
@@ -308,6 +335,8 @@ class SharedSessionManager(StreamableHTTPSessionManager):
                 if isinstance(version, str):
                     copy.record = SessionRecord(version, _client(ctx.params), copy.owner)
                     await self.store.save(copy.session_id, copy.record)
+            elif ctx.method == "resources/unsubscribe" and ctx.params is not None:
+                await self._relay.tell(copy.session_id, unsubscribe=str(ctx.params.get("uri")))
             elif ctx.method == "logging/setLevel" and ctx.params is not None:
                 record = await self.store.load(copy.session_id) or copy.record
                 if record is not None and not record.ended:
@@ -328,47 +357,6 @@ class SharedSessionManager(StreamableHTTPSessionManager):
                 logger.warning("an answer for replica %r could not be forwarded: %s", replica, type(exc).__name__)
 
         return forward
-
-    async def _take_answers(self) -> None:
-        """Post the answers other replicas forward here to this replica's copy of their session."""
-        while True:
-            try:
-                async with self.store.state.subscribe(self.store.answers_channel(self.replica)) as messages:
-                    async for message in messages:
-                        if isinstance(message, bytes):  # not RESYNC: an answer lost meanwhile: its ask times out
-                            await self._post_answer(message)
-            except StateUnavailableError as exc:  # Redis was not there to subscribe to: try again
-                logger.warning("%s", exc)
-                await anyio.sleep(1.0)
-
-    async def _post_answer(self, data: Any) -> None:
-        try:
-            payload = json.loads(data)
-            copy = self._copies.get(payload["session"])
-            body = str(payload["message"]).encode()
-        except (ValueError, KeyError, TypeError):
-            return
-        if copy is None:
-            return  # this replica no longer holds the session: its request ended with it
-        headers = [
-            *_ANSWER_HEADERS,
-            (b"host", b"127.0.0.1"),
-            (MCP_SESSION_ID_HEADER.encode(), copy.session_id.encode()),
-        ]
-        scope: Scope = {"type": "http", "method": "POST", "path": "/", "query_string": b"", "headers": headers}
-        sent = False
-
-        async def receive() -> Message:
-            nonlocal sent
-            if sent:
-                await anyio.sleep_forever()
-            sent = True
-            return {"type": "http.request", "body": body, "more_body": False}
-
-        async def discard(message: Message) -> None:
-            return None
-
-        await copy.transport.handle_request(scope, receive, discard)
 
 
 def _client(params: Any) -> dict[str, Any] | None:

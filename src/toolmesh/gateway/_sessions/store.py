@@ -10,6 +10,8 @@ Keys (``P`` is the deployment's key prefix, ``F`` the profile, ``S`` a session i
   entry has a TTL too, and the stream is capped in length.
 * ``Panswers:F:<replica>`` — a pub/sub channel: a client's answer to a server-to-client
   request (elicitation, sampling) that reached another replica than the one that asked.
+* ``Psessions:F`` — a pub/sub channel to every replica: a client's ``resources/unsubscribe``
+  or ``DELETE`` that the replicas holding a copy of its session act on (``relay.py``).
 
 A profile is part of every key: a session opened on one profile's endpoint is unknown on
 another's, as it is in one process.
