@@ -95,6 +95,10 @@ class McpConnection:
         self.resources = ResourceWatch(spec.label)  # the resources subscribed to, across sessions
         self.reconnects = 0
         """How many times a lost session was replaced by a new one."""
+        self.lean = True
+        """Whether a ``tools/call`` of a Streamable HTTP session on 2026-07-28 goes out as one POST of toolmesh's
+        own (the lean client path: cheaper, and a failed POST fails only its call); False sends every call
+        through the SDK's session."""
         self.protocol_version: str | None = None
         """The negotiated protocol version (``2026-07-28`` or a handshake-era one)."""
         self.server_info: mcp_types.Implementation | None = None
@@ -330,7 +334,7 @@ class McpConnection:
             raise exc.with_model_feedback(feedback) from exc.__cause__
         with exchange() as sent:
             try:
-                raw = await send_call(session, entry, arguments, ctx)  # input rounds and tasks run to the result
+                raw = await send_call(session, entry, arguments, ctx, self.lean)  # rounds and tasks: to the result
             except ToolExecutionError as exc:  # a task that ended badly, input that could not be given
                 raise self._secrets.redact_exception(exc) from None
             except Exception as exc:
@@ -359,7 +363,7 @@ class McpConnection:
     ) -> ToolExecutionError:
         """The error for a failed request; a lost session is marked dead, a stale catalog refreshed."""
         mapped = _errors.classify(exc, sent.http_status)
-        if sent.too_large is None and mapped.session_fatal:
+        if sent.too_large is None and mapped.session_fatal and not sent.own_post:
             self._mark_dead(session, mapped.detail)
         elif mapped.unknown_tool and operation == "tools/call":
             self._tools_changed()  # the catalog is stale: refresh the server's rows
@@ -369,7 +373,7 @@ class McpConnection:
             tool=tool,
             operation=operation,
             http_status=sent.http_status,
-            fault=session.fault,
+            fault=None if sent.own_post else session.fault,
             too_large=sent.too_large,
         )
         return self._secrets.redact_exception(error)

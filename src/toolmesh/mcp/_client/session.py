@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import anyio
 import anyio.lowlevel
+import httpx2
 import mcp_types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -50,6 +51,7 @@ from toolmesh.mcp._spec.secrets import Secrets
 from .errors import classify
 from .http_client import http_client
 from .in_flight import InFlight, no_current_call
+from .lean_post import LeanPost
 from .resource_watch import ResourceWatch
 from .server_discover import discover_pinned
 from .server_log import ServerLog
@@ -176,6 +178,8 @@ class Session:
     """The registry's default callbacks: each one present is declared as a client capability."""
     resources: ResourceWatch | None = None
     """The connection's resource subscriptions (shared by its sessions)."""
+    lean: LeanPost | None = None
+    """The lean client path of a Streamable HTTP session that negotiated 2026-07-28 (``lean_post``), else None."""
     in_flight: InFlight = field(init=False)
     """The calls in flight on this session, to which the server's requests and logs are routed."""
     turns: anyio.Semaphore | None = field(init=False)
@@ -287,6 +291,7 @@ class Session:
             if mode == "2026-07-28":
                 await discover_pinned(client, mode)
             return client
+        http: httpx2.AsyncClient | None = None
         if spec.transport == "stdio":
             params = StdioServerParameters(
                 command=spec.command or "",
@@ -311,6 +316,8 @@ class Session:
         client = await stack.enter_async_context(Client(target, mode=mode, **self._client_options()))
         if mode == "2026-07-28":
             await discover_pinned(client, mode)  # the SDK's pin asks nothing: no server info, no capabilities
+        if http is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            self.lean = LeanPost(client, http, spec.url or "", spec.max_result_bytes + 1, self._on_message)
         return client
 
     def _client_options(self) -> dict[str, Any]:
