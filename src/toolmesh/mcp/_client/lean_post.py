@@ -1,7 +1,8 @@
 """LEAN CLIENT PATH: a 2026-07-28 ``tools/call`` over Streamable HTTP, sent as one POST of toolmesh's own.
 
-This is the one module of toolmesh's MCP client that frames JSON-RPC itself (DESIGN.md allows
-one labelled lean path per side; the gateway's is ``gateway._mcp_face.lean``). Through the
+This is the one module of toolmesh's MCP client that frames JSON-RPC itself: the client-side
+twin, asked for by issue 26, of DESIGN.md's one labelled lean path (the gateway's,
+``gateway._mcp_face.lean``). Through the
 SDK's session a call crosses the dispatcher (a waiter and its memory stream), the transport's
 writer (a task group per message, a task per POST) and its reader on the way back: about
 600-800 µs of CPU per call here (docs/benchmarks.md), more than toolmesh's whole registry. And
