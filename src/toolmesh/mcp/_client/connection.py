@@ -6,7 +6,8 @@ from the callers' own tasks. A caller only ever gets a result or a ``ToolExecuti
 
 * the session dies mid-call (the process exits, the endpoint goes away): in-flight calls
   end at once as ``unavailable`` (the SDK answers every pending request when its
-  transport ends), and the session is marked dead;
+  transport ends), and the session is marked dead (a lean POST's failure, ``lean_post``, is
+  only its call's, unless the server could not be reached at all);
 * the next call reconnects (stdio: a new process; HTTP: a new session) in the
   registry's task group, shared by every caller waiting for it; consecutive failed
   attempts back off (0.5 s doubling to 30 s), during which calls fail fast;
@@ -96,9 +97,7 @@ class McpConnection:
         self.reconnects = 0
         """How many times a lost session was replaced by a new one."""
         self.lean = True
-        """Whether a ``tools/call`` of a Streamable HTTP session on 2026-07-28 goes out as one POST of toolmesh's
-        own (the lean client path: cheaper, and a failed POST fails only its call); False sends every call
-        through the SDK's session."""
+        """Whether a 2026-07-28 ``tools/call`` over HTTP is one POST of toolmesh's own (lean client path)."""
         self.protocol_version: str | None = None
         """The negotiated protocol version (``2026-07-28`` or a handshake-era one)."""
         self.server_info: mcp_types.Implementation | None = None
@@ -212,11 +211,9 @@ class McpConnection:
             raise
 
     def _abandon(self, session: Session) -> None:
-        """Stop a session that failed to connect in the background: the error is due now.
-
-        The stop (closing the client, the stdio child's grace, terminate and kill) runs in
-        the registry's task group, which ``aclose()`` waits for, so no process outlives it.
-        """
+        """Stop a session that failed to connect in the background: the error is due now. The stop (the
+        client, the stdio child's grace, terminate, kill) runs in the registry's task group, which ``aclose()``
+        waits for, so no process outlives it."""
         session.mark_dead()
         if self._session is session:
             self._session = None
@@ -312,7 +309,8 @@ class McpConnection:
         Through the SDK session's ``send_request`` (``_input_rounds.send_call``, which answers
         input rounds and runs a task to its result), not ``Client.call_tool``, which checks
         ``structuredContent`` with backtracking ``re`` and may first send its own ``tools/list``:
-        the row checks it (``check_output``, RE2). Failures name the row the model called.
+        the row checks it (``check_output``, RE2). Or, 2026-07-28 over HTTP, as POSTs of toolmesh's own
+        (``lean_post``), a failed one failing only this call. Failures name the row the model called.
 
         Raises:
             ToolExecutionError: ``upstream_error`` for an ``isError`` result (the server's

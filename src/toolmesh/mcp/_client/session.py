@@ -9,7 +9,9 @@ raises (besides cancellation): a failure ends the session and is kept in ``error
 Transports: stdio through ``stdio.stdio_transport`` (bounded lines, unreadable answers
 fail their own request); Streamable HTTP through the SDK's client with the ``wire``
 guards around its streams, and the server's ``httpx2`` client (``http_client``: an error
-status noted in the caller's own ``Exchange``, answers bounded).
+status noted in the caller's own ``Exchange``, answers bounded). A Streamable HTTP session
+that negotiated 2026-07-28 also gets a ``LeanPost`` on the same client (``lean``): its
+``tools/call`` requests go out as POSTs of toolmesh's own (``lean_post``).
 
 While the session is up it also watches for tool-list changes:
 ``notifications/tools/list_changed`` on handshake-era sessions (2025-11-25), a
