@@ -35,7 +35,7 @@ session (a connection dropped mid-answer, a bad answer, an error status). Only a
 not connect at all (``ConnectError``, ``ConnectTimeout``: the server cannot be reached) ends the
 session, as on the SDK path, so the connection goes ``down`` and reconnects with its back-off.
 Nothing is sent twice: once the POST has started there is no fallback to the SDK.
-A stream cut before its answer is not resumed (2026-07-28 call streams carry no event ids).
+A stream cut before its answer is not resumed: 2026-07-28 removed SSE resumability (SEP-2575).
 
 Which calls: ``Session`` makes a ``LeanPost`` for a Streamable HTTP session that negotiated a
 2026-07-28-era version; a call goes lean unless a tracer provider is installed (the SDK's client
