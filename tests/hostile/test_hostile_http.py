@@ -132,6 +132,37 @@ async def test_an_answer_with_a_wrong_id_fails_its_call_at_once_and_the_session_
         assert connection.reconnects == 0
 
 
+async def test_an_sse_answer_cut_before_its_result_fails_only_its_call() -> None:
+    async with http_server(RAW, ERAS["2026-07-28"]) as url, ToolRegistry() as registry:
+        connection = await _connect(registry, url, "2026-07-28")
+        heard: list[Any] = []
+
+        async def on_log(message: Any) -> None:
+            heard.append(message.data)
+
+        with anyio.fail_after(FAST):
+            result = await registry.dispatch("rawweb__sse_cut", {}, ctx=ToolContext(on_log=on_log))
+        assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE, result.error
+        assert result.error.retryable
+        assert heard == ["cut next"]  # what came before the cut reached the call
+        with anyio.fail_after(FAST):
+            await _echo_ok(registry)
+        assert connection.reconnects == 0 and connection.state == "connected"
+
+
+async def test_a_server_request_on_a_call_stream_fails_the_call_at_once() -> None:
+    async with http_server(RAW, ERAS["2026-07-28"]) as url, ToolRegistry() as registry:
+        connection = await _connect(registry, url, "2026-07-28")
+        with anyio.fail_after(FAST):
+            result = await registry.dispatch("rawweb__sse_request", {})
+        assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR, result.error
+        assert "answer could not be read" in result.error.message
+        assert "elicitation/create" in result.error.message
+        with anyio.fail_after(FAST):
+            await _echo_ok(registry)
+        assert connection.reconnects == 0
+
+
 async def test_a_schema_too_deep_to_parse_fails_connect_at_once_saying_so() -> None:
     async with http_server(RAW, HOSTILE_LIST="deep") as url, ToolRegistry() as registry:
         start = time.perf_counter()

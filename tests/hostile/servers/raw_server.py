@@ -45,7 +45,19 @@ TOOLS = {
     "huge": "answers with a text of HOSTILE_HUGE_BYTES bytes",
     "throttled": "over HTTP: answers 429; over stdio: echo",
     "die": "exits at once, without answering",
+    "sse_cut": "over HTTP: an SSE answer holding a log message, ended without a result",
+    "sse_request": "over HTTP: an SSE answer holding a request of the server (elicitation/create), then ended",
 }
+
+_SSE_EVENTS = {
+    "sse_cut": {"method": "notifications/message", "params": {"level": "info", "logger": "raw", "data": "cut next"}},
+    "sse_request": {
+        "id": "ask-1",
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": "name?", "requestedSchema": {"type": "object", "properties": {}}},
+    },
+}
+"""The one event each SSE tool sends before it ends its answer."""
 
 _write_lock = threading.Lock()
 _late = threading.Event()
@@ -269,6 +281,16 @@ def serve_http(port: int) -> None:
         if message.get("method") == "tools/call" and params.get("name") == "throttled":
             await send({"type": "http.response.start", "status": 429, "headers": [(b"retry-after", b"1")]})
             await send({"type": "http.response.body", "body": b"slow down"})
+            return
+        if message.get("method") == "tools/call" and params.get("name") in _SSE_EVENTS:
+            event = json.dumps({"jsonrpc": "2.0", **_SSE_EVENTS[params["name"]]}).encode()
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
+            )
+            await send(
+                {"type": "http.response.body", "body": b"event: message\ndata: " + event + b"\n\n", "more_body": True}
+            )
+            await send({"type": "http.response.body", "body": b""})
             return
         if message.get("method") == "tools/call" and params.get("name") == "slow":
             args = params.get("arguments") or {}
