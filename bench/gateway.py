@@ -10,7 +10,10 @@ own loopback port, also over Streamable HTTP:
   1. direct              nothing: the client talks to the fixture server itself (the floor).
   2. toolmesh serve      ``toolmesh serve --config toolmesh.json``: a config with the fixture server
                          (over HTTP, prefixes off) and no native tools; a ``tools/call`` goes through the
-                         gateway's MCP face, the registry's dispatch and its supervised upstream session.
+                         gateway's MCP face, the registry's dispatch and its supervised upstream session
+                         (on the lean client path: one POST of toolmesh's own per upstream call).
+     ..., SDK client     the same with the lean client path off (bench/_sdk_client_serve.py): every
+                         upstream call through the SDK's client session, as before the lean client path.
   3. fastmcp proxy       ``fastmcp.server.create_proxy(URL)`` (FastMCP 4.2.3), FastMCP's recommended proxy:
                          a new upstream session for each request it forwards.
   4. fastmcp proxy,      ``create_proxy(fastmcp.Client(URL))`` with the client connected once: one shared
@@ -95,6 +98,7 @@ class Tool:
 TARGET = 1.20
 DIRECT = "direct"
 GATEWAY = "toolmesh serve"
+GATEWAY_SDK = "toolmesh serve, SDK client"
 GATEWAY_TOKEN = "toolmesh serve, static token"
 GATEWAY_JWT = "toolmesh serve, JWT + audit"
 AUTH_TARGET = 1.05
@@ -162,9 +166,12 @@ def fastmcp_server_missing() -> str | None:
     return None
 
 
-def gateway_command(upstream: str, port: int, folder: Path, serve: dict[str, Any] | None = None) -> list[str]:
-    """`toolmesh serve --config toolmesh.json`, the config fronting `upstream` on `port`."""
-    return [*toolmesh_command(), "serve", "--config", str(gateway_config(upstream, port, folder, serve))]
+def gateway_command(
+    upstream: str, port: int, folder: Path, serve: dict[str, Any] | None = None, command: list[str] | None = None
+) -> list[str]:
+    """`toolmesh serve --config toolmesh.json`, the config fronting `upstream` on `port` (`command`: not `toolmesh`)."""
+    config = str(gateway_config(upstream, port, folder, serve))
+    return [*(command or toolmesh_command()), "serve", "--config", config]
 
 
 def toolmesh_command() -> list[str]:
@@ -215,6 +222,10 @@ async def rows(skip: set[str]) -> AsyncIterator[list[Row]]:
         if GATEWAY not in skip:
             ports[GATEWAY] = free_port(taken)
             fronts[GATEWAY] = gateway_command(upstream, ports[GATEWAY], folder)
+        if GATEWAY_SDK not in skip:
+            ports[GATEWAY_SDK] = free_port(taken)
+            sdk_only = [sys.executable, str(Path(__file__).with_name("_sdk_client_serve.py"))]
+            fronts[GATEWAY_SDK] = gateway_command(upstream, ports[GATEWAY_SDK], folder, command=sdk_only)
         if GATEWAY_TOKEN not in skip or GATEWAY_JWT not in skip:
             auth = AuthRows(folder, free_port(taken))
             await stack.enter_async_context(
@@ -426,7 +437,7 @@ def main() -> None:
         "--skip",
         action="append",
         default=[],
-        choices=[GATEWAY, GATEWAY_TOKEN, GATEWAY_JWT, FASTMCP, FASTMCP_REUSE, *ROWS],
+        choices=[GATEWAY, GATEWAY_SDK, GATEWAY_TOKEN, GATEWAY_JWT, FASTMCP, FASTMCP_REUSE, *ROWS],
         help="leave a row out",
     )
     args = parser.parse_args()

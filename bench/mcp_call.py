@@ -10,8 +10,11 @@ with ``{"text": "hello"}`` over the same server:
                       ``mcp.Client(url)`` entered once (the floor: no registry at all).
   2. toolmesh         ``await registry.dispatch("demo__echo", '{"text": "hello"}')`` on a
                       ``ToolRegistry`` that connected the server once: name lookup, argument
-                      parsing, the call on the registry's supervised session, the conversion
-                      to a ``ToolResult``.
+                      parsing, the call on the registry's supervised session (over 2026-07-28,
+                      the lean client path: one POST of toolmesh's own), the conversion to a
+                      ``ToolResult``.
+     toolmesh, SDK    the same with ``McpConnection.lean = False``: the call through the SDK's
+     client           client session, as before the lean client path.
   3. pydantic-ai      ``await MCPToolset(url).direct_call_tool("echo", {...})`` (its MCP
                       toolset on FastMCP's client), entered once. Skipped when not installed.
   4. fastmcp          ``await fastmcp.Client(url).call_tool("echo", {...})``, entered once.
@@ -121,6 +124,18 @@ async def open_rows(stack: contextlib.AsyncExitStack, url: str) -> tuple[dict[st
         return result
 
     rows["toolmesh dispatch"] = dispatch
+
+    sdk_registry = await stack.enter_async_context(ToolRegistry())
+    connection = await sdk_registry.connect(McpServer.http("demo", url, include=["echo"]))
+    connection.lean = False  # every call through the SDK's client session, as before the lean client path
+
+    async def dispatch_sdk() -> Any:
+        result = await sdk_registry.dispatch("demo__echo", ARGS_JSON)
+        if not result.ok:
+            raise RuntimeError(f"toolmesh call failed: {result.error!r}")
+        return result
+
+    rows["toolmesh, SDK client"] = dispatch_sdk
 
     try:
         from pydantic_ai.mcp import MCPToolset

@@ -6,6 +6,7 @@ The raw server (servers/raw_server.py) runs on 127.0.0.1 in its own process.
 from __future__ import annotations
 
 import time
+from typing import Any
 
 import anyio
 import anyio.lowlevel
@@ -14,6 +15,21 @@ from _hostile import CALL_TIMEOUT, FAST, RAW, RAW_TOOLS, raw_http
 
 from _servers import http_server
 from toolmesh import ErrorKind, ServerConnectionError, ToolContext, ToolExecutionError, ToolRegistry, ToolResult
+from toolmesh.mcp import McpConnection
+
+ERAS = {"2025-11-25": {}, "2026-07-28": {"HOSTILE_MODERN": "1"}}
+"""The raw server's protocol: on 2026-07-28 a call is one POST of toolmesh's own (the lean client path)."""
+
+
+@pytest.fixture(params=list(ERAS))
+def era(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+async def _connect(registry: ToolRegistry, url: str, era: str, **options: Any) -> McpConnection:
+    connection = await registry.connect(raw_http(url, **options))
+    assert connection.protocol_version == era
+    return connection
 
 
 async def _echo_ok(registry: ToolRegistry) -> None:
@@ -22,9 +38,9 @@ async def _echo_ok(registry: ToolRegistry) -> None:
     assert result.output.blocks[0].text == "still here"  # type: ignore[union-attr]
 
 
-async def test_200_concurrent_calls_answered_429_are_all_rate_limited_with_their_status() -> None:
-    async with http_server(RAW) as url, ToolRegistry() as registry:
-        await registry.connect(raw_http(url))
+async def test_200_concurrent_calls_answered_429_are_all_rate_limited_with_their_status(era: str) -> None:
+    async with http_server(RAW, ERAS[era]) as url, ToolRegistry() as registry:
+        await _connect(registry, url, era)
         results: list[ToolResult] = []
 
         async def call(i: int) -> None:
@@ -43,9 +59,9 @@ async def test_200_concurrent_calls_answered_429_are_all_rate_limited_with_their
 
 
 @pytest.mark.parametrize("tool", ["array_result", "no_result"])
-async def test_an_unreadable_answer_fails_its_call_at_once(tool: str) -> None:
-    async with http_server(RAW) as url, ToolRegistry() as registry:
-        connection = await registry.connect(raw_http(url))
+async def test_an_unreadable_answer_fails_its_call_at_once(tool: str, era: str) -> None:
+    async with http_server(RAW, ERAS[era]) as url, ToolRegistry() as registry:
+        connection = await _connect(registry, url, era)
         with anyio.fail_after(FAST):
             result = await registry.dispatch(f"rawweb__{tool}", {})
         assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR, result.error
@@ -55,10 +71,10 @@ async def test_an_unreadable_answer_fails_its_call_at_once(tool: str) -> None:
         assert connection.reconnects == 0
 
 
-async def test_a_result_over_max_result_bytes_is_upstream_error_naming_the_limit() -> None:
+async def test_a_result_over_max_result_bytes_is_upstream_error_naming_the_limit(era: str) -> None:
     limit = 1024 * 1024
-    async with http_server(RAW, HOSTILE_HUGE_BYTES=str(20 * 1024 * 1024)) as url, ToolRegistry() as registry:
-        connection = await registry.connect(raw_http(url, max_result_bytes=limit))
+    async with http_server(RAW, ERAS[era], HOSTILE_HUGE_BYTES=str(20 * 1024 * 1024)) as url, ToolRegistry() as registry:
+        connection = await _connect(registry, url, era, max_result_bytes=limit)
         start = time.perf_counter()
         with anyio.fail_after(FAST * 2):
             result = await registry.dispatch("rawweb__huge", {})
@@ -71,18 +87,18 @@ async def test_a_result_over_max_result_bytes_is_upstream_error_naming_the_limit
         assert connection.reconnects == 0
 
 
-async def test_a_result_under_max_result_bytes_arrives_whole() -> None:
-    async with http_server(RAW, HOSTILE_HUGE_BYTES=str(3 * 1024 * 1024)) as url, ToolRegistry() as registry:
-        await registry.connect(raw_http(url))
+async def test_a_result_under_max_result_bytes_arrives_whole(era: str) -> None:
+    async with http_server(RAW, ERAS[era], HOSTILE_HUGE_BYTES=str(3 * 1024 * 1024)) as url, ToolRegistry() as registry:
+        await _connect(registry, url, era)
         with anyio.fail_after(FAST * 2):
             result = await registry.dispatch("rawweb__huge", {})
         assert result.ok, result.error
         assert len(result.output.blocks[0].text) == 3 * 1024 * 1024  # type: ignore[union-attr]
 
 
-async def test_an_unencodable_message_fails_only_its_call_and_not_the_one_in_flight() -> None:
-    async with http_server(RAW) as url, ToolRegistry() as registry:
-        connection = await registry.connect(raw_http(url))
+async def test_an_unencodable_message_fails_only_its_call_and_not_the_one_in_flight(era: str) -> None:
+    async with http_server(RAW, ERAS[era]) as url, ToolRegistry() as registry:
+        connection = await _connect(registry, url, era)
         slow_result: list[ToolResult] = []
 
         async def slow() -> None:
@@ -104,13 +120,44 @@ async def test_an_unencodable_message_fails_only_its_call_and_not_the_one_in_fli
         await _echo_ok(registry)
 
 
-async def test_an_answer_with_a_wrong_id_fails_its_call_at_once_and_the_session_stays() -> None:
-    async with http_server(RAW) as url, ToolRegistry() as registry:
-        connection = await registry.connect(raw_http(url))
+async def test_an_answer_with_a_wrong_id_fails_its_call_at_once_and_the_session_stays(era: str) -> None:
+    async with http_server(RAW, ERAS[era]) as url, ToolRegistry() as registry:
+        connection = await _connect(registry, url, era)
         with anyio.fail_after(FAST):
             result = await registry.dispatch("rawweb__wrong_id", {})
         assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR, result.error
         assert "answered with id 987654321" in result.error.message
+        with anyio.fail_after(FAST):
+            await _echo_ok(registry)
+        assert connection.reconnects == 0
+
+
+async def test_an_sse_answer_cut_before_its_result_fails_only_its_call() -> None:
+    async with http_server(RAW, ERAS["2026-07-28"]) as url, ToolRegistry() as registry:
+        connection = await _connect(registry, url, "2026-07-28")
+        heard: list[Any] = []
+
+        async def on_log(message: Any) -> None:
+            heard.append(message.data)
+
+        with anyio.fail_after(FAST):
+            result = await registry.dispatch("rawweb__sse_cut", {}, ctx=ToolContext(on_log=on_log))
+        assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE, result.error
+        assert result.error.retryable
+        assert heard == ["cut next"]  # what came before the cut reached the call
+        with anyio.fail_after(FAST):
+            await _echo_ok(registry)
+        assert connection.reconnects == 0 and connection.state == "connected"
+
+
+async def test_a_server_request_on_a_call_stream_fails_the_call_at_once() -> None:
+    async with http_server(RAW, ERAS["2026-07-28"]) as url, ToolRegistry() as registry:
+        connection = await _connect(registry, url, "2026-07-28")
+        with anyio.fail_after(FAST):
+            result = await registry.dispatch("rawweb__sse_request", {})
+        assert result.error is not None and result.error.kind is ErrorKind.UPSTREAM_ERROR, result.error
+        assert "answer could not be read" in result.error.message
+        assert "elicitation/create" in result.error.message
         with anyio.fail_after(FAST):
             await _echo_ok(registry)
         assert connection.reconnects == 0

@@ -3,8 +3,9 @@
     python raw_server.py stdio          newline-delimited JSON-RPC on stdin/stdout
     python raw_server.py http PORT      Streamable HTTP (JSON answers) on 127.0.0.1:PORT/mcp
 
-It speaks just enough of MCP 2025-11-25 to connect (initialize, tools/list) and answers
-each tool in a broken way of its own; see TOOLS. Environment:
+It speaks just enough of MCP 2025-11-25 to connect (initialize, tools/list), or of 2026-07-28
+with HOSTILE_MODERN=1 (server/discover, then every request on its own), and answers each tool in a
+broken way of its own; see TOOLS. Environment:
 
     HOSTILE_LIST=deep | big_description | big_schema | hang   a broken tools/list
     HOSTILE_TOOLS=N           list N generated tools (``t00000``...) after the ones of TOOLS
@@ -18,6 +19,7 @@ each tool in a broken way of its own; see TOOLS. Environment:
     HOSTILE_UNREADABLE_FROM=K generated tools from the K-th on have an inputSchema that is no object
     HOSTILE_ID_LAST=1         write the "huge" and tools/list answers' id last, as the TypeScript SDK does
     HOSTILE_IGNORE_TERM=1     ignore SIGTERM and stay alive after stdin closes (only SIGKILL stops it)
+    HOSTILE_MODERN=1          answer server/discover (2026-07-28) instead of refusing it as an unknown method
 """
 
 from __future__ import annotations
@@ -43,7 +45,19 @@ TOOLS = {
     "huge": "answers with a text of HOSTILE_HUGE_BYTES bytes",
     "throttled": "over HTTP: answers 429; over stdio: echo",
     "die": "exits at once, without answering",
+    "sse_cut": "over HTTP: an SSE answer holding a log message, ended without a result",
+    "sse_request": "over HTTP: an SSE answer holding a request of the server (elicitation/create), then ended",
 }
+
+_SSE_EVENTS = {
+    "sse_cut": {"method": "notifications/message", "params": {"level": "info", "logger": "raw", "data": "cut next"}},
+    "sse_request": {
+        "id": "ask-1",
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": "name?", "requestedSchema": {"type": "object", "properties": {}}},
+    },
+}
+"""The one event each SSE tool sends before it ends its answer."""
 
 _write_lock = threading.Lock()
 _late = threading.Event()
@@ -96,6 +110,10 @@ def tools_list(cursor: Any = None) -> dict[str, Any] | None:
 
 
 def _result(request_id: Any, result: Any, id_last: bool = False) -> bytes:
+    if os.environ.get("HOSTILE_MODERN") == "1" and isinstance(result, dict):
+        result = {**result, "resultType": "complete"}  # required on the 2026-07-28 wire
+        if "tools" in result:
+            result.update(ttlMs=0, cacheScope="private")
     if id_last:  # the TypeScript SDK's order: result, jsonrpc, id
         return json.dumps({"result": result, "jsonrpc": "2.0", "id": request_id}).encode()
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
@@ -109,7 +127,8 @@ def _huge(request_id: Any) -> Iterator[bytes]:
     size = int(os.environ.get("HOSTILE_HUGE_BYTES", str(5 * 1024 * 1024)))
     id_last = os.environ.get("HOSTILE_ID_LAST") == "1"  # the TypeScript SDK's order: result, jsonrpc, id
     head = b"" if id_last else b'"jsonrpc":"2.0","id":' + json.dumps(request_id).encode() + b","
-    yield b"{" + head + b'"result":{"content":[{"type":"text","text":"'
+    modern = b'"resultType":"complete",' if os.environ.get("HOSTILE_MODERN") == "1" else b""
+    yield b"{" + head + b'"result":{' + modern + b'"content":[{"type":"text","text":"'
     chunk = b"z" * 65536
     left = size
     while left > 0:
@@ -128,6 +147,13 @@ def answer(message: dict[str, Any]) -> Iterator[bytes] | None:
             "protocolVersion": "2025-11-25",
             "capabilities": {"tools": {"listChanged": True} if os.environ.get("HOSTILE_FLOOD") else {}},
             "serverInfo": {"name": "hostile", "version": "0"},
+        }
+        return iter([_result(request_id, result)])
+    if method == "server/discover" and os.environ.get("HOSTILE_MODERN") == "1":
+        result = {
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {}},
+            "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "hostile", "version": "0"}},
         }
         return iter([_result(request_id, result)])
     if method == "ping":
@@ -255,6 +281,16 @@ def serve_http(port: int) -> None:
         if message.get("method") == "tools/call" and params.get("name") == "throttled":
             await send({"type": "http.response.start", "status": 429, "headers": [(b"retry-after", b"1")]})
             await send({"type": "http.response.body", "body": b"slow down"})
+            return
+        if message.get("method") == "tools/call" and params.get("name") in _SSE_EVENTS:
+            event = json.dumps({"jsonrpc": "2.0", **_SSE_EVENTS[params["name"]]}).encode()
+            await send(
+                {"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"text/event-stream")]}
+            )
+            await send(
+                {"type": "http.response.body", "body": b"event: message\ndata: " + event + b"\n\n", "more_body": True}
+            )
+            await send({"type": "http.response.body", "body": b""})
             return
         if message.get("method") == "tools/call" and params.get("name") == "slow":
             args = params.get("arguments") or {}

@@ -102,12 +102,20 @@ async def test_a_lost_session_is_logged_once_before_the_reconnect_and_a_closed_o
     assert [r.levelno for r in caplog.records if "session lost" in r.getMessage()] == [logging.WARNING]
 
 
-async def test_http_endpoint_going_away_mid_call_then_coming_back() -> None:
+@pytest.mark.parametrize("lean", [True, False], ids=["lean", "sdk"])
+async def test_http_endpoint_going_away_mid_call_then_coming_back(lean: bool) -> None:
     async with http_server(DEMO) as url, ToolRegistry() as registry:
         connection = await registry.connect(demo_http(url, "web", call_timeout=20))
+        connection.lean = lean
         port = url.port
         result = await registry.dispatch("web__die")
         assert result.error is not None and result.error.kind is ErrorKind.UNAVAILABLE
+        if lean:
+            # A lean POST's failure is its own call's: the session goes down only once the
+            # server cannot be reached at all (the next call's POST cannot connect).
+            assert connection.state == "connected"
+            unreachable = await registry.dispatch("web__echo", {"text": "x"})
+            assert unreachable.error is not None and unreachable.error.kind is ErrorKind.UNAVAILABLE
         assert connection.state == "down"
         # Nothing listens now: the reconnect fails, and the next calls fail fast (backoff).
         down = await registry.dispatch("web__echo", {"text": "x"})

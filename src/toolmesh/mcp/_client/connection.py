@@ -6,7 +6,8 @@ from the callers' own tasks. A caller only ever gets a result or a ``ToolExecuti
 
 * the session dies mid-call (the process exits, the endpoint goes away): in-flight calls
   end at once as ``unavailable`` (the SDK answers every pending request when its
-  transport ends), and the session is marked dead;
+  transport ends), and the session is marked dead (a lean POST's failure, ``lean_post``, is
+  only its call's, unless the server could not be reached at all);
 * the next call reconnects (stdio: a new process; HTTP: a new session) in the
   registry's task group, shared by every caller waiting for it; consecutive failed
   attempts back off (0.5 s doubling to 30 s), during which calls fail fast;
@@ -95,6 +96,8 @@ class McpConnection:
         self.resources = ResourceWatch(spec.label)  # the resources subscribed to, across sessions
         self.reconnects = 0
         """How many times a lost session was replaced by a new one."""
+        self.lean = True
+        """Whether a 2026-07-28 ``tools/call`` over HTTP is one POST of toolmesh's own (lean client path)."""
         self.protocol_version: str | None = None
         """The negotiated protocol version (``2026-07-28`` or a handshake-era one)."""
         self.server_info: mcp_types.Implementation | None = None
@@ -208,11 +211,9 @@ class McpConnection:
             raise
 
     def _abandon(self, session: Session) -> None:
-        """Stop a session that failed to connect in the background: the error is due now.
-
-        The stop (closing the client, the stdio child's grace, terminate and kill) runs in
-        the registry's task group, which ``aclose()`` waits for, so no process outlives it.
-        """
+        """Stop a session that failed to connect in the background: the error is due now. The stop (the
+        client, the stdio child's grace, terminate, kill) runs in the registry's task group, which ``aclose()``
+        waits for, so no process outlives it."""
         session.mark_dead()
         if self._session is session:
             self._session = None
@@ -308,7 +309,8 @@ class McpConnection:
         Through the SDK session's ``send_request`` (``_input_rounds.send_call``, which answers
         input rounds and runs a task to its result), not ``Client.call_tool``, which checks
         ``structuredContent`` with backtracking ``re`` and may first send its own ``tools/list``:
-        the row checks it (``check_output``, RE2). Failures name the row the model called.
+        the row checks it (``check_output``, RE2). Or, 2026-07-28 over HTTP, as POSTs of toolmesh's own
+        (``lean_post``), a failed one failing only this call. Failures name the row the model called.
 
         Raises:
             ToolExecutionError: ``upstream_error`` for an ``isError`` result (the server's
@@ -330,7 +332,7 @@ class McpConnection:
             raise exc.with_model_feedback(feedback) from exc.__cause__
         with exchange() as sent:
             try:
-                raw = await send_call(session, entry, arguments, ctx)  # input rounds and tasks run to the result
+                raw = await send_call(session, entry, arguments, ctx, self.lean)  # rounds and tasks: to the result
             except ToolExecutionError as exc:  # a task that ended badly, input that could not be given
                 raise self._secrets.redact_exception(exc) from None
             except Exception as exc:
@@ -359,7 +361,7 @@ class McpConnection:
     ) -> ToolExecutionError:
         """The error for a failed request; a lost session is marked dead, a stale catalog refreshed."""
         mapped = _errors.classify(exc, sent.http_status)
-        if sent.too_large is None and mapped.session_fatal:
+        if sent.too_large is None and mapped.session_fatal and not sent.own_post:
             self._mark_dead(session, mapped.detail)
         elif mapped.unknown_tool and operation == "tools/call":
             self._tools_changed()  # the catalog is stale: refresh the server's rows
@@ -369,7 +371,7 @@ class McpConnection:
             tool=tool,
             operation=operation,
             http_status=sent.http_status,
-            fault=session.fault,
+            fault=None if sent.own_post else session.fault,
             too_large=sent.too_large,
         )
         return self._secrets.redact_exception(error)

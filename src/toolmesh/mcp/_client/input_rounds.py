@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from toolmesh._context.context import ToolContext
     from toolmesh._rows.rows import McpEntry
 
+    from .lean_post import LeanPost
     from .session import Session
 
 __all__ = ["MAX_ROUNDS", "send_call"]
@@ -59,9 +60,12 @@ _RESULT: TypeAdapter[mcp_types.CallToolResult | mcp_types.InputRequiredResult | 
 
 
 async def send_call(
-    session: Session, entry: McpEntry, arguments: dict[str, Any] | None, ctx: ToolContext[Any]
+    session: Session, entry: McpEntry, arguments: dict[str, Any] | None, ctx: ToolContext[Any], lean: bool = True
 ) -> mcp_types.CallToolResult:
     """The server's result of ``tools/call`` for ``entry``, its requests answered on the way.
+
+    With ``lean`` (and a session that has it, ``Session.lean``), each ``tools/call`` of a
+    2026-07-28 session goes out on the lean client path (``lean_post``).
 
     Raises:
         ToolExecutionError: a request of the server could not be answered, or the rounds
@@ -85,10 +89,11 @@ async def send_call(
     )
     # ctx.progress has ProgressFnT's signature; the SDK types it as a Protocol.
     progress = cast("ProgressFnT | None", ctx.progress)
+    post = session.lean if lean and session.lean is not None and session.lean.usable() else None
     if session.turns is None:
-        return await _send(session, entry, arguments, ctx, call, progress)
+        return await _send(session, entry, arguments, ctx, call, progress, post)
     async with session.turns:  # max_concurrent_calls: wait for a turn (within the call's timeout)
-        return await _send(session, entry, arguments, ctx, call, progress)
+        return await _send(session, entry, arguments, ctx, call, progress, post)
 
 
 async def _send(
@@ -98,6 +103,7 @@ async def _send(
     ctx: ToolContext[Any],
     call: InFlightCall,
     progress: ProgressFnT | None,
+    post: LeanPost | None,
 ) -> mcp_types.CallToolResult:
     client = session.client
     assert client is not None
@@ -116,7 +122,7 @@ async def _send(
                 raise _refused(session, entry, call.refused, _convert.error_text(raw))
             return raw
         try:
-            return await _rounds(session, entry, arguments, call, ctx, progress)
+            return await _rounds(session, entry, arguments, call, ctx, progress, post)
         except MCPError as exc:
             if exc.code == mcp_types.HEADER_MISMATCH:
                 session.on_tools_changed()  # the listing this session knows is stale: refresh it for later calls
@@ -132,6 +138,7 @@ async def _rounds(
     call: InFlightCall,
     ctx: ToolContext[Any],
     progress: ProgressFnT | None,
+    post: LeanPost | None,
 ) -> mcp_types.CallToolResult:
     client = session.client
     assert client is not None
@@ -142,9 +149,12 @@ async def _rounds(
         params = mcp_types.CallToolRequestParams(
             name=entry.wire_name, arguments=arguments, input_responses=responses, request_state=state
         )
-        result = await client.session.send_request(
-            mcp_types.CallToolRequest(params=params), _RESULT, progress_callback=progress
-        )
+        if post is not None:  # one POST of its own (the lean client path)
+            result = await post.send(params, _RESULT, progress)
+        else:
+            result = await client.session.send_request(
+                mcp_types.CallToolRequest(params=params), _RESULT, progress_callback=progress
+            )
         if isinstance(result, mcp_types.CallToolResult):
             return result
         if isinstance(result, _tasks.CreatedTask):  # the server runs the call as a task: poll it to its result

@@ -9,7 +9,9 @@ raises (besides cancellation): a failure ends the session and is kept in ``error
 Transports: stdio through ``stdio.stdio_transport`` (bounded lines, unreadable answers
 fail their own request); Streamable HTTP through the SDK's client with the ``wire``
 guards around its streams, and the server's ``httpx2`` client (``http_client``: an error
-status noted in the caller's own ``Exchange``, answers bounded).
+status noted in the caller's own ``Exchange``, answers bounded). A Streamable HTTP session
+that negotiated 2026-07-28 also gets a ``LeanPost`` on the same client (``lean``): its
+``tools/call`` requests go out as POSTs of toolmesh's own (``lean_post``).
 
 While the session is up it also watches for tool-list changes:
 ``notifications/tools/list_changed`` on handshake-era sessions (2025-11-25), a
@@ -38,6 +40,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import anyio
 import anyio.lowlevel
+import httpx2
 import mcp_types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters
@@ -50,6 +53,7 @@ from toolmesh.mcp._spec.secrets import Secrets
 from .errors import classify
 from .http_client import http_client
 from .in_flight import InFlight, no_current_call
+from .lean_post import LeanPost
 from .resource_watch import ResourceWatch
 from .server_discover import discover_pinned
 from .server_log import ServerLog
@@ -176,6 +180,8 @@ class Session:
     """The registry's default callbacks: each one present is declared as a client capability."""
     resources: ResourceWatch | None = None
     """The connection's resource subscriptions (shared by its sessions)."""
+    lean: LeanPost | None = None
+    """The lean client path of a Streamable HTTP session that negotiated 2026-07-28 (``lean_post``), else None."""
     in_flight: InFlight = field(init=False)
     """The calls in flight on this session, to which the server's requests and logs are routed."""
     turns: anyio.Semaphore | None = field(init=False)
@@ -287,6 +293,7 @@ class Session:
             if mode == "2026-07-28":
                 await discover_pinned(client, mode)
             return client
+        http: httpx2.AsyncClient | None = None
         if spec.transport == "stdio":
             params = StdioServerParameters(
                 command=spec.command or "",
@@ -311,6 +318,8 @@ class Session:
         client = await stack.enter_async_context(Client(target, mode=mode, **self._client_options()))
         if mode == "2026-07-28":
             await discover_pinned(client, mode)  # the SDK's pin asks nothing: no server info, no capabilities
+        if http is not None and client.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            self.lean = LeanPost(client, http, spec.url or "", spec.max_result_bytes + 1, self._on_message)
         return client
 
     def _client_options(self) -> dict[str, Any]:

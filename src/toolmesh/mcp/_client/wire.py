@@ -102,6 +102,9 @@ class Exchange:
     """The limit (bytes) the answer's body went over, when it did."""
     guard: AnswerGuard | None = None
     """While set, the guard of each request sent in this exchange."""
+    own_post: bool = False
+    """Set when the request went out on a POST of its own (``lean_post``): its failure is its own,
+    never the session's."""
 
 
 _EXCHANGE: ContextVar[Exchange | None] = ContextVar("toolmesh_mcp_exchange", default=None)
