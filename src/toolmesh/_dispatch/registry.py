@@ -116,6 +116,11 @@ class ToolRegistry(Catalog, CatalogEvents, McpMethods, RegistrySearch):
         return self._names
 
     @property
+    def ranker(self) -> Ranker | AsyncRanker | None:
+        """The host ranker fused into this registry's searches (None: lexical only)."""
+        return self._ranker
+
+    @property
     def dispatch_settings(self) -> DispatchSettings:
         """How this registry dispatches: error details, default timeout, tracer, default callbacks."""
         return self._settings

@@ -90,3 +90,32 @@ async def test_a_streamed_search_gives_valid_events_in_order() -> None:
     assert done == ["mcp_list_tools", "tool_search_call", "tool_search_output", "mcp_call", "message"]
     final = events[-1]
     assert final.type == "response.completed" and final.response.output[3].output == "3"
+
+
+async def test_the_catalogs_ranker_searches_a_deferred_declared_server() -> None:
+    from collections.abc import Mapping, Sequence
+
+    from toolmesh import Entry, ToolRegistry
+
+    seen: list[list[str]] = []
+
+    async def ranker(query: str, rows: Sequence[Entry]) -> Mapping[str, float]:
+        """What an embedding ranker knows: "what do 2 and 3 come to" is an addition."""
+        seen.append(sorted(row.name for row in rows))
+        return {"calc__add": 1.0} if "come to" in query else {}
+
+    replies = [
+        Reply(tool_calls=[("search_tools", '{"query": "what do 2 and 3 come to"}')]),
+        Reply(tool_calls=[("calc__add", '{"a": 2, "b": 3}')]),
+        Reply(text="It is 5."),
+    ]
+    async with scene(replies, registry=ToolRegistry(ranker=ranker)) as (client, upstream, url):
+        response = await client.responses.create(
+            model="m", input="2 and 3?", tools=[mcp_tool("calc", url, defer_loading=True)]
+        )
+    strict_response(response)
+    search_output, call = response.output[2], response.output[3]
+    assert search_output.type == "tool_search_output" and search_output.tools[0].allowed_tools == ["add"]
+    assert (call.type, call.name, call.output) == ("mcp_call", "add", "5")
+    assert seen == [["calc__add", "calc__fail", "calc__wipe"]]  # the declared server's deferred rows
+    assert "calc__add" in _offered(upstream.requests[1])

@@ -175,7 +175,12 @@ class McpGateway:
         face = self._face(profile)
         registry = self.registry
         return ServedProfile(
-            face.view.snapshot, face.hooks, registry.name_policy, registry.dispatch_settings, self.state
+            face.view.snapshot,
+            face.hooks,
+            registry.name_policy,
+            registry.dispatch_settings,
+            self.state,
+            registry.ranker,
         )
 
     def _face(self, profile: str) -> ProfileFace:

@@ -41,6 +41,7 @@ from toolmesh._dispatch.snapshot import ToolSnapshot
 from toolmesh._hooks.actions import Hook
 from toolmesh._hooks.stack import HookStack
 from toolmesh._rows.rows import Entry
+from toolmesh._search.matches import AsyncRanker, Ranker
 from toolmesh._state.backend import StateBackend
 from toolmesh.gateway._shared.catalog_view import row_rules
 from toolmesh.gateway._shared.http import ClosesUnreadBody, Guard, identity_of
@@ -75,6 +76,7 @@ class ResponsesEndpoint:
         dispatch: DispatchSettings | None = None,
         client: AsyncOpenAI | None = None,
         state: StateBackend | None = None,
+        ranker: Ranker | AsyncRanker | None = None,
     ) -> None:
         """Args:
         settings: The upstream, the URL policy, the limits and the approval secret.
@@ -88,6 +90,8 @@ class ResponsesEndpoint:
             ``settings.api_key``, and closed with the endpoint.
         state: Where used approval ids are remembered (a shared backend makes an
             approval single-use across replicas); in this process when None.
+        ranker: A host ranker fused into the search of declared servers with ``defer_loading``
+            (the catalog's, by ``for_gateway``); lexical only when None.
         """
         self.settings = settings
         self._catalog = catalog
@@ -98,6 +102,7 @@ class ResponsesEndpoint:
         self._dispatch = dispatch or DispatchSettings()
         self._policy = UrlPolicy(settings.allowed_hosts)
         self._approvals = Approvals(settings.secret, state=state)
+        self._ranker = ranker
         self._pool = ServerPool(idle_seconds=settings.pool_idle_seconds, size=settings.pool_size)
         self._given_client = client
         self._client: AsyncOpenAI | None = None
@@ -119,6 +124,7 @@ class ResponsesEndpoint:
             names=served.names,
             dispatch=served.dispatch,
             state=served.state,
+            ranker=served.ranker,
         )
 
     def route(self, app: Starlette) -> Starlette:
@@ -233,6 +239,7 @@ class ResponsesEndpoint:
             self._approvals,
             events,
             identity_of(http),
+            self._ranker,
         )
 
     async def _stream(

@@ -15,12 +15,15 @@ from typing import Any
 
 from toolmesh._core.metadata import SEARCH_FOUND
 from toolmesh._core.result import ToolResult
-from toolmesh._dispatch.snapshot import ToolSnapshot
-from toolmesh._rows.rows import McpEntry
+from toolmesh._dispatch.snapshot import SnapshotSearch, ToolSnapshot
+from toolmesh._rows.rows import Entry, McpEntry
+from toolmesh._search.matches import AsyncRanker, Ranker
+from toolmesh._search.policy import DEFAULT_SEARCH_TOOL, DeferPolicy
 
 from .items import new_id
+from .servers import Declared
 
-__all__ = ["search_items"]
+__all__ = ["deferred_search", "search_items"]
 
 
 def search_items(
@@ -54,3 +57,15 @@ def search_items(
         "status": "completed" if result.ok else "incomplete",
         "tools": tools,
     }
+
+
+def deferred_search(
+    rows: dict[str, Entry], declared: list[Declared], ranker: Ranker | AsyncRanker | None
+) -> SnapshotSearch | None:
+    """The turn's search over the rows of declared servers with ``defer_loading: true`` (None: nothing deferred),
+    fused with ``ranker`` when there is one."""
+    deferred = frozenset(row.name for server in declared if server.spec.defer_loading for row in server.rows)
+    if not deferred:
+        return None
+    name = DEFAULT_SEARCH_TOOL if DEFAULT_SEARCH_TOOL not in rows else f"toolmesh_{DEFAULT_SEARCH_TOOL}"
+    return SnapshotSearch(DeferPolicy(search_tool=name), ranker, deferred, lambda: None, True)

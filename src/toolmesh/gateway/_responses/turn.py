@@ -24,11 +24,11 @@ from toolmesh._context.identity import Identity
 from toolmesh._core.calls import ToolCall
 from toolmesh._core.result import Disposition, ToolResult
 from toolmesh._dispatch.execution import DispatchSettings
-from toolmesh._dispatch.snapshot import SnapshotSearch, ToolSnapshot
+from toolmesh._dispatch.snapshot import ToolSnapshot
 from toolmesh._dispatch.turn import stream_tool_calls
 from toolmesh._hooks.stack import HookStack
 from toolmesh._rows.rows import Entry, McpEntry
-from toolmesh._search.policy import DEFAULT_SEARCH_TOOL, DeferPolicy
+from toolmesh._search.matches import AsyncRanker, Ranker
 from toolmesh.providers import openai as chat
 
 from .approvals import Approvals
@@ -47,7 +47,7 @@ from .items import (
 from .model import Completion, ReplyLimits, complete
 from .params import function_tool, response_format, server_descriptions
 from .request import ResponsesRequest
-from .searching import search_items
+from .searching import deferred_search, search_items
 from .servers import Declared
 from .settings import ResponsesSettings
 
@@ -86,11 +86,12 @@ class Turn:
         approvals: Approvals,
         events: Events,
         identity: Identity | None = None,
+        ranker: Ranker | AsyncRanker | None = None,
     ) -> None:
         self.request = request
         self.settings = settings
         self.client = client
-        self.snapshot = ToolSnapshot(rows, dispatch, None, _deferring(rows, declared))
+        self.snapshot = ToolSnapshot(rows, dispatch, None, deferred_search(rows, declared, ranker))
         self.tracer = dispatch.tracer()
         self.hooks = hooks
         self.declared = {row.name: server for server in declared for row in server.rows}
@@ -428,15 +429,6 @@ class Turn:
             messages[request["id"]] = answer.message
         for call_id, text in (await self._run(pending)).items():
             messages[call_id]["content"] = text
-
-
-def _deferring(rows: dict[str, Entry], declared: list[Declared]) -> SnapshotSearch | None:
-    """The turn's search over the rows of declared servers with ``defer_loading: true`` (None: nothing deferred)."""
-    deferred = frozenset(row.name for server in declared if server.spec.defer_loading for row in server.rows)
-    if not deferred:
-        return None
-    name = DEFAULT_SEARCH_TOOL if DEFAULT_SEARCH_TOOL not in rows else f"toolmesh_{DEFAULT_SEARCH_TOOL}"
-    return SnapshotSearch(DeferPolicy(search_tool=name), None, deferred, lambda: None, True)
 
 
 def _chat_call(raw: dict[str, str]) -> dict[str, Any]:

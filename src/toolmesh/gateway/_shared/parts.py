@@ -19,6 +19,7 @@ from toolmesh._core.names import NamePolicy
 from toolmesh._dispatch.execution import DispatchSettings
 from toolmesh._dispatch.snapshot import ToolSnapshot
 from toolmesh._hooks.stack import HookStack
+from toolmesh._search.matches import AsyncRanker, Ranker
 from toolmesh._state.backend import StateBackend
 
 __all__ = ["AppExtension", "ProfileSource", "ServedProfile"]
@@ -38,6 +39,8 @@ class ServedProfile:
     """The registry's dispatch defaults (tracing, error details)."""
     state: StateBackend | None = None
     """The gateway's state backend (shared across replicas, or this process's)."""
+    ranker: Ranker | AsyncRanker | None = None
+    """The registry's host ranker (None: searches are lexical)."""
 
 
 class ProfileSource(Protocol):
