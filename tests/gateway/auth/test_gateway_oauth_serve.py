@@ -17,7 +17,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from _authserver import AuthServer, oauth_client, running_auth_server, tls
 from _oauth_gateway import free_port
-from _servers import toolmesh_env
+from _servers import stop_process, toolmesh_env
 
 ENV = toolmesh_env()
 TOOLS = '''
@@ -70,9 +70,6 @@ async def test_toolmesh_serve_takes_access_tokens_and_applies_caller_rules(tmp_p
             with anyio.fail_after(60):
                 assert await process.wait() == 0
         finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            await process.aclose()
+            await stop_process(process)
     assert first.content[0].text == "alice"  # type: ignore[union-attr]
     assert second.is_error and "rate limited" in second.content[0].text  # type: ignore[union-attr]  # alice's bucket

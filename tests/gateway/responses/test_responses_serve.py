@@ -19,7 +19,7 @@ from anyio.streams.text import TextReceiveStream
 from openai import AsyncOpenAI
 
 from _responses import Reply, ScriptedUpstream, calc_server, mcp_tool, serve_asgi, strict_response
-from _servers import ROOT, toolmesh_env
+from _servers import ROOT, stop_process, toolmesh_env
 from toolmesh import ToolRegistry, tool
 from toolmesh.gateway import (
     BearerToken,
@@ -84,10 +84,7 @@ async def test_toolmesh_serve_with_a_responses_upstream_runs_a_turn_for_the_sdk(
             with anyio.fail_after(60):
                 assert await process.wait() == 0
         finally:
-            if process.returncode is None:
-                process.kill()
-                await process.wait()
-            await process.aclose()
+            await stop_process(process)
     strict_response(response)
     calls = [item for item in response.output if item.type == "mcp_call"]
     assert [(c.server_label, c.name, c.status) for c in calls] == [
